@@ -1,0 +1,26 @@
+#pragma once
+// A number that spreads submitters over queue pairs: warps on the GPU (so that a warp's
+// commands meet at one doorbell and go out in one batch), threads on the host.
+#include <cstdint>
+
+#include "agio/detail/platform.hpp"
+
+#if !defined(__CUDACC__)
+#include <atomic>
+#endif
+
+namespace agio::detail {
+
+AGIO_HD inline std::uint32_t submitter_index() {
+#if defined(__CUDA_ARCH__)
+  const std::uint64_t block = blockIdx.x + std::uint64_t{gridDim.x} * (blockIdx.y + std::uint64_t{gridDim.y} * blockIdx.z);
+  const std::uint32_t thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  return static_cast<std::uint32_t>((block * (blockDim.x * blockDim.y * blockDim.z) + thread) / 32);
+#else
+  static std::atomic<std::uint32_t> next{0};
+  thread_local const std::uint32_t mine = next.fetch_add(1, std::memory_order_relaxed);
+  return mine;
+#endif
+}
+
+}  // namespace agio::detail

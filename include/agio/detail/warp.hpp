@@ -1,0 +1,109 @@
+#pragma once
+// A warp facade: on the GPU the 32 lanes of the calling warp, on the host a warp of one thread
+// that plays all 32 lanes itself in order. Code written against it (the completion service's
+// 32-entry windows) has one body for both.
+#include <cstdint>
+
+#include "agio/detail/platform.hpp"
+
+namespace agio::detail::warp {
+
+inline constexpr unsigned size = 32;
+
+// Calls `lane_fn(lane)` for every lane and returns the mask of lanes that returned true. On the
+// device each lane of the (fully converged) calling warp evaluates its own index.
+template <class LaneFn>
+AGIO_HD std::uint32_t ballot_each(LaneFn&& lane_fn) {
+#if defined(__CUDA_ARCH__)
+  const unsigned lane = threadIdx.x % size;
+  return __ballot_sync(0xffffffffu, lane_fn(lane));
+#else
+  std::uint32_t mask = 0;
+  for (unsigned lane = 0; lane < size; ++lane) {
+    if (lane_fn(lane)) mask |= 1u << lane;
+  }
+  return mask;
+#endif
+}
+
+// Calls `lane_fn(lane)` for every lane (all lanes at once on the device).
+template <class LaneFn>
+AGIO_HD void for_each_lane(LaneFn&& lane_fn) {
+#if defined(__CUDA_ARCH__)
+  lane_fn(threadIdx.x % size);
+  __syncwarp();
+#else
+  for (unsigned lane = 0; lane < size; ++lane) lane_fn(lane);
+#endif
+}
+
+// Index of the lowest set bit of a non-zero lane mask, and the number of set bits.
+AGIO_HD inline unsigned lowest_lane(std::uint32_t mask) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<unsigned>(__ffs(mask) - 1);
+#else
+  return static_cast<unsigned>(__builtin_ctz(mask));
+#endif
+}
+AGIO_HD inline std::uint32_t count(std::uint32_t mask) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint32_t>(__popc(mask));
+#else
+  return static_cast<std::uint32_t>(__builtin_popcount(mask));
+#endif
+}
+
+// True on one lane of the warp (lane 0), always true on the host's warp of one.
+AGIO_HD inline bool is_leader() {
+#if defined(__CUDA_ARCH__)
+  return threadIdx.x % size == 0;
+#else
+  return true;
+#endif
+}
+
+// Waits for the lanes of the warp and orders their memory accesses (no-op on the host).
+AGIO_HD inline void sync() {
+#if defined(__CUDA_ARCH__)
+  __syncwarp();
+#endif
+}
+
+// Copies `bytes` with the whole warp on the device and memcpy on the host. Every lane of the
+// warp calls it with the same arguments. Both pointers must be dword aligned (NVMe buffers
+// are); 16-byte words are used when both ends allow. On return every lane's stores are
+// visible device-wide, so one lane may publish the copy's completion.
+AGIO_HD inline void copy(void* dst, const void* src, std::uint32_t bytes) {
+#if defined(__CUDA_ARCH__)
+  const unsigned lane = threadIdx.x % size;
+  const auto d = reinterpret_cast<std::uintptr_t>(dst);
+  const auto s = reinterpret_cast<std::uintptr_t>(src);
+  if (((d | s | bytes) & 15u) == 0) {
+    auto* dv = static_cast<uint4*>(dst);
+    const auto* sv = static_cast<const uint4*>(src);
+    const std::uint32_t n = bytes / 16;
+    // Eight independent loads per lane in flight before the first store hide the PCIe latency
+    // of mapped pinned memory.
+    constexpr unsigned unroll = 8;
+    std::uint32_t i = lane;
+    for (; i + (unroll - 1) * size < n; i += unroll * size) {
+      uint4 v[unroll];
+#pragma unroll
+      for (unsigned k = 0; k < unroll; ++k) v[k] = sv[i + k * size];
+#pragma unroll
+      for (unsigned k = 0; k < unroll; ++k) dv[i + k * size] = v[k];
+    }
+    for (; i < n; i += size) dv[i] = sv[i];
+  } else {
+    auto* dv = static_cast<std::uint32_t*>(dst);
+    const auto* sv = static_cast<const std::uint32_t*>(src);
+    for (std::uint32_t i = lane; i < bytes / 4; i += size) dv[i] = sv[i];
+  }
+  __threadfence();
+  __syncwarp();
+#else
+  __builtin_memcpy(dst, src, bytes);
+#endif
+}
+
+}  // namespace agio::detail::warp

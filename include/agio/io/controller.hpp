@@ -1,0 +1,214 @@
+#pragma once
+// The handle GPU kernels (and CPU threads) use to reach storage: asynchronous reads and writes
+// that return a transaction at once, and waits that return a status by a deadline.
+//
+// A `controller` is a plain struct of pointers, made by agio::runtime and passed by value
+// to kernels. Everything here runs on the device and on the host.
+#include <cstdint>
+
+#include "agio/detail/atomic.hpp"
+#include "agio/detail/backoff.hpp"
+#include "agio/detail/clock.hpp"
+#include "agio/detail/copy.hpp"
+#include "agio/detail/thread_id.hpp"
+#include "agio/io/shared_state.hpp"
+#include "agio/io/status.hpp"
+#include "agio/queue/submission.hpp"
+#include "agio/spec/prp.hpp"
+
+namespace agio {
+
+// What async_read/async_write return: a transaction record to wait on, or an outcome decided
+// before anything was submitted (bad argument, runtime stopped, no resources).
+struct transaction {
+  static constexpr std::uint32_t none = ~std::uint32_t{0};
+  std::uint32_t record = none;
+  std::uint32_t immediate = 0;  // status::pack() when record == none
+
+  AGIO_HD bool submitted() const { return record != none; }
+};
+
+class controller {
+ public:
+  // Filled in by the runtime.
+  const io::device_info* devices = nullptr;
+  const queue::queue_pair* queue_pairs = nullptr;
+  io::transaction_record* records = nullptr;
+  io::runtime_control* control = nullptr;
+  io::device_counters* counters = nullptr;
+  io::error_record* first_error = nullptr;
+  std::uint32_t device_count = 0;
+  std::uint32_t queue_pair_count = 0;
+  std::uint32_t record_count = 0;
+  std::uint64_t submit_timeout_ns = 0;  // how long a submitter may wait for a free entry
+  std::uint64_t wait_timeout_ns = 0;    // the deadline wait() uses
+
+  AGIO_HD transaction async_read(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, void* dst) const {
+    return submit(spec::opcode::read, dev, lba, blocks, dst);
+  }
+  AGIO_HD transaction async_write(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks,
+                                  const void* src) const {
+    return submit(spec::opcode::write, dev, lba, blocks, const_cast<void*>(src));
+  }
+  // Makes every write the device acknowledged so far durable.
+  AGIO_HD transaction async_flush(std::uint32_t dev) const { return submit(spec::opcode::flush, dev, 0, 0, nullptr); }
+
+  // Submits `cmd` as it is, but for its command identifier, which the queue assigns. For
+  // tools and tests that need commands the typed calls refuse to build (any opcode, any
+  // PRP). A read's data is copied to `buffer` (`bytes` long) where the transport defers copies.
+  AGIO_HD transaction async_passthrough(std::uint32_t dev, const spec::command& cmd, void* buffer,
+                                        std::uint32_t bytes) const {
+    if (dev >= device_count) return reject(outcome::invalid_argument);
+    return issue(dev, &cmd, static_cast<spec::opcode>(cmd.opc()), cmd.slba(), cmd.blocks(), buffer, bytes);
+  }
+
+  // Waits for `t` until `limit`. A finished transaction's record is given back, so each
+  // transaction is waited on successfully once; after a timeout it may be waited on again.
+  AGIO_HD status wait_for(transaction t, deadline limit) const {
+    if (!t.submitted()) return status::unpack(t.immediate);
+    io::transaction_record& rec = records[t.record];
+    std::uint32_t word = 0;
+    // Acquire pairs with the service's release of the result: the data is in place.
+    const bool done = detail::poll_until(
+        [&] { return (word = detail::load<detail::scope::device>(rec.result, detail::acquire)) != 0; }, limit);
+    if (!done) return {outcome::timeout, 0};
+    detail::store<detail::scope::device>(rec.result, 0u, detail::relaxed);
+    // Release pairs with acquire_record's exchange: the reset result is seen by the next owner.
+    detail::store<detail::scope::device>(rec.owner, 0u, detail::release);
+    return status::unpack(word);
+  }
+  AGIO_HD status wait(transaction t) const { return wait_for(t, deadline::after_ns(wait_timeout_ns)); }
+
+  // True once `t` has finished (it still has to be waited on to collect its status).
+  AGIO_HD bool ready(transaction t) const {
+    return !t.submitted() || detail::load<detail::scope::device>(records[t.record].result, detail::acquire) != 0;
+  }
+
+  AGIO_HD status read(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, void* dst) const {
+    return wait(async_read(dev, lba, blocks, dst));
+  }
+  AGIO_HD status write(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, const void* src) const {
+    return wait(async_write(dev, lba, blocks, src));
+  }
+
+  AGIO_HD std::uint32_t lba_bytes(std::uint32_t dev) const { return devices[dev].lba_bytes; }
+  AGIO_HD std::uint64_t capacity_blocks(std::uint32_t dev) const { return devices[dev].capacity_blocks; }
+  AGIO_HD std::uint32_t max_blocks(std::uint32_t dev) const { return devices[dev].max_blocks; }
+
+ private:
+  AGIO_HD static transaction reject(outcome why) { return {transaction::none, status{why, 0}.pack()}; }
+
+  AGIO_HD transaction submit(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks,
+                             void* buffer) const {
+    if (dev >= device_count) return reject(outcome::invalid_argument);
+    const io::device_info& info = devices[dev];
+    if (op != spec::opcode::flush && (blocks == 0 || blocks > info.max_blocks)) {
+      return reject(outcome::invalid_argument);
+    }
+    return issue(dev, nullptr, op, lba, blocks, buffer, blocks * info.lba_bytes);
+  }
+
+  // Takes a transaction record and a queue entry and submits either the typed command or `raw`.
+  AGIO_HD transaction issue(std::uint32_t dev, const spec::command* raw, spec::opcode op, std::uint64_t lba,
+                            std::uint32_t blocks, void* buffer, std::uint32_t bytes) const {
+    // Sequentially consistent with stop(): either this submitter sees `accepting` cleared, or
+    // the draining service sees it in `in_submission` and waits for its command.
+    detail::fetch_add<detail::scope::device>(control->in_submission, 1u, detail::seq_cst);
+    const transaction t = (detail::load<detail::scope::device>(control->accepting, detail::seq_cst) == 0)
+                              ? reject(outcome::stopped)
+                              : claim_and_enqueue(dev, raw, op, lba, blocks, buffer, bytes);
+    detail::fetch_add<detail::scope::device>(control->in_submission, ~0u, detail::release);
+    return t;
+  }
+
+  AGIO_HD transaction claim_and_enqueue(std::uint32_t dev, const spec::command* raw, spec::opcode op,
+                                        std::uint64_t lba, std::uint32_t blocks, void* buffer,
+                                        std::uint32_t bytes) const {
+    const io::device_info& info = devices[dev];
+    const deadline limit = deadline::after_ns(submit_timeout_ns);
+    std::uint32_t index = 0;
+    if (!acquire_record(index, limit)) return reject(outcome::no_resources);
+
+    io::transaction_record& rec = records[index];
+    rec.destination = reinterpret_cast<std::uint64_t>(buffer);
+    rec.lba = lba;
+    rec.bytes = bytes;
+    rec.blocks = blocks;
+    rec.device = dev;
+    rec.opcode = static_cast<std::uint32_t>(op);
+    rec.issued_ns = now_ns();
+
+    // Algorithm 2: start at a queue chosen by the submitter's index; a full queue sends the
+    // submitter to the next one. Only when every queue of the device is full does it back off.
+    const std::uint32_t start = detail::submitter_index() % info.qp_count;
+    detail::backoff wait(4'096);
+    for (;;) {
+      for (std::uint32_t k = 0; k < info.qp_count; ++k) {
+        const queue::queue_pair& qp = queue_pairs[info.first_qp + (start + k) % info.qp_count];
+        std::uint64_t position = 0;
+        if (queue::try_claim(qp, position)) {
+          enqueue(qp, position, raw, op, info, lba, blocks, buffer, bytes, index);
+          detail::fetch_add<detail::scope::device>(counters[dev].submitted, std::uint64_t{1}, detail::relaxed);
+          return {index, 0};
+        }
+        detail::fetch_add<detail::scope::device>(counters[dev].queue_full_retries, std::uint64_t{1},
+                                                 detail::relaxed);
+      }
+      if (limit.passed()) {
+        detail::store<detail::scope::device>(rec.owner, 0u, detail::release);
+        return reject(outcome::no_resources);
+      }
+      wait.pause();
+    }
+  }
+
+  // Takes a free transaction record; records are scanned from a shared cursor so that takers
+  // spread over the pool.
+  AGIO_HD bool acquire_record(std::uint32_t& index, deadline limit) const {
+    detail::backoff wait(4'096);
+    for (;;) {
+      for (std::uint32_t probe = 0; probe < 64; ++probe) {
+        const std::uint32_t i =
+            detail::fetch_add<detail::scope::device>(control->tx_cursor, 1u, detail::relaxed) % record_count;
+        // Acquire pairs with wait_for's release when the previous owner gave it back.
+        if (detail::exchange<detail::scope::device>(records[i].owner, 1u, detail::acquire) == 0) {
+          index = i;
+          return true;
+        }
+      }
+      if (limit.passed()) return false;
+      wait.pause();
+    }
+  }
+
+  AGIO_HD static void enqueue(const queue::queue_pair& qp, std::uint64_t position, const spec::command* raw,
+                              spec::opcode op, const io::device_info& info, std::uint64_t lba, std::uint32_t blocks,
+                              void* buffer, std::uint32_t bytes, std::uint32_t record) {
+    const std::uint32_t slot = static_cast<std::uint32_t>(position % qp.depth);
+    const std::uint16_t cid = static_cast<std::uint16_t>(slot);
+    qp.cid_to_tx[slot] = record;
+    spec::command cmd;
+    if (raw != nullptr) {
+      cmd = *raw;
+      cmd.cdw0 = (cmd.cdw0 & 0xffffu) | (std::uint32_t{cid} << 16);
+    } else if (op == spec::opcode::flush) {
+      cmd = spec::make_flush(cid, info.nsid);
+    } else {
+      const auto address = reinterpret_cast<std::uint64_t>(buffer);
+      std::uint64_t* list = qp.prp_lists + std::uint64_t{slot} * qp.prp_list_entries;
+      const std::uint64_t list_iova = qp.prp_lists_iova + std::uint64_t{slot} * qp.prp_list_entries * 8;
+      std::uint64_t prp1 = 0;
+      std::uint64_t prp2 = 0;
+      spec::build_prps(address, bytes, list, list_iova, prp1, prp2);
+      cmd = spec::make_rw(op, cid, info.nsid, lba, blocks, prp1, prp2);
+    }
+    if (op == spec::opcode::write && qp.stage_writes != 0 && buffer != nullptr) {
+      detail::thread_copy(qp.bounce + std::uint64_t{slot} * qp.slot_bytes, buffer,
+                          bytes < qp.slot_bytes ? bytes : qp.slot_bytes);
+    }
+    queue::write_entry(qp.sq[slot], cmd);
+    queue::publish(qp, position);
+  }
+};
+
+}  // namespace agio

@@ -1,0 +1,69 @@
+#pragma once
+// State shared between submitters, the completion service and the host runtime, other than the
+// queues themselves.
+#include <cstdint>
+
+namespace agio::io {
+
+// One in-flight request. Lives in GPU memory; taken by the submitter, finished by the service,
+// given back by the waiter.
+struct transaction_record {
+  std::uint32_t result;       // status::pack(); 0 (pending) until the service finishes it
+  std::uint32_t owner;        // 0 free, 1 taken
+  std::uint64_t destination;  // user buffer of a read, for copies the service performs
+  std::uint64_t lba;
+  std::uint64_t issued_ns;
+  std::uint32_t bytes;
+  std::uint32_t device;
+  std::uint32_t opcode;
+  std::uint32_t blocks;
+};
+
+enum service_mode : std::uint32_t { service_run = 0, service_drain = 1, service_exit = 2 };
+
+// Written by the host, read by device threads (GPU memory).
+struct runtime_control {
+  std::uint32_t accepting;     // 1 while new submissions are accepted
+  std::uint32_t service_mode;  // service_mode
+  std::uint32_t tx_cursor;     // next transaction record to try
+  // Submitters between their check of `accepting` and their doorbell. The service drains only
+  // once this is zero, so a submitter that saw `accepting` just before stop() is never lost.
+  std::uint32_t in_submission;
+};
+
+inline constexpr unsigned latency_buckets = 40;  // bucket k counts latencies in [2^k, 2^(k+1)) ns
+
+// Counters kept on the device side (GPU memory), one set per device.
+struct device_counters {
+  std::uint64_t submitted;
+  std::uint64_t completed;
+  std::uint64_t errors;
+  std::uint64_t queue_full_retries;  // times a submitter found a queue full and moved on
+  std::uint64_t bytes;
+  std::uint64_t latency[latency_buckets];
+};
+
+// The first failed request of a run, in host-visible memory so the host can report it while
+// kernels still run.
+struct error_record {
+  std::uint32_t claimed;  // 0 until a failure claims the record
+  std::uint32_t valid;    // 1 once the fields below are written
+  std::uint32_t device;
+  std::uint32_t opcode;
+  std::uint64_t lba;
+  std::uint32_t blocks;
+  std::uint32_t result;   // status::pack()
+};
+
+// Where a device's queue pairs are and what its namespace looks like.
+struct device_info {
+  std::uint64_t capacity_blocks;
+  std::uint32_t first_qp;
+  std::uint32_t qp_count;
+  std::uint32_t lba_bytes;
+  std::uint32_t max_blocks;  // maximum data transfer size, in blocks
+  std::uint32_t nsid;
+  std::uint32_t unused;
+};
+
+}  // namespace agio::io

@@ -1,0 +1,130 @@
+#pragma once
+// The host runtime: attaches devices, sizes queues, starts and stops the completion service and
+// the proxy controller, and reports counters and the first device-side error.
+//
+//   agio::runtime rt;                                  // GPU if present, else CPU threads
+//   rt.attach("file:/data/emb.bin");
+//   rt.start();
+//   auto* buf = rt.allocate_device(1 << 20);           // registered for I/O
+//   my_kernel<<<grid, block, 0, stream>>>(rt.io(), buf);
+//   cudaStreamSynchronize(stream);
+//   rt.check();                                        // throws agio::io_error on a failed request
+//   rt.stop();
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "agio/io/controller.hpp"
+#include "agio/io/data_mover.hpp"
+
+namespace agio {
+
+enum class backend { automatic, gpu, cpu };
+
+struct device_options {
+  std::string uri;               // file:PATH[?...] or ram:SIZE[?...]
+  std::uint32_t queue_pairs = 4;
+  std::uint32_t queue_depth = 256;  // entries per submission queue, 2..4096
+};
+
+struct runtime_options {
+  agio::backend backend = backend::automatic;
+  data_mover mover = data_mover::gpu_warps;
+  std::uint32_t max_transfer_bytes = 128 * 1024;  // largest transfer (NVMe MDTS), 4 KiB..2 MiB
+  std::uint32_t controller_threads = 0;  // 0: one per two queue pairs, at most half the cores
+  std::uint32_t service_warps = 0;       // 0: one per queue pair, at most 64 (GPU); 1 thread (CPU)
+  std::uint32_t transaction_records = 0; // 0: four per queue entry, at least 4096
+  std::uint32_t submit_timeout_ms = 10'000;  // how long a submitter waits for a free entry
+  std::uint32_t wait_timeout_ms = 60'000;    // the deadline of controller::wait()
+  std::uint32_t stop_timeout_ms = 30'000;    // how long stop() lets in-flight requests finish
+  std::uint32_t controller_spin_us = 50;     // idle controller threads spin this long, then sleep
+};
+
+// The first failed request of a run, or a failure of the runtime's own machinery.
+class io_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct queue_pair_counters {
+  std::uint64_t commands = 0;
+  std::uint64_t errors = 0;
+  std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;
+};
+
+struct device_counters {
+  std::string uri;
+  std::uint64_t submitted = 0;
+  std::uint64_t completed = 0;
+  std::uint64_t errors = 0;
+  std::uint64_t queue_full_retries = 0;
+  std::uint64_t bytes = 0;
+  std::vector<std::uint64_t> latency_log2_ns;  // bucket k: latencies in [2^k, 2^(k+1)) ns
+  std::vector<queue_pair_counters> queue_pairs;
+
+  // The latency below which a fraction q of requests finished (bucket upper bound), in ns.
+  std::uint64_t latency_quantile_ns(double q) const;
+};
+
+struct device_description {
+  std::string uri;
+  std::uint64_t capacity_blocks = 0;
+  std::uint32_t lba_bytes = 0;
+  std::uint32_t queue_pairs = 0;
+  std::uint32_t queue_depth = 0;
+};
+
+class runtime {
+ public:
+  explicit runtime(runtime_options options = {});
+  ~runtime();
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  // Attaches a device before start(); returns its index. Throws std::invalid_argument or
+  // std::system_error (naming the URI) when the store cannot be opened.
+  std::uint32_t attach(const device_options& device);
+  std::uint32_t attach(const std::string& uri) { return attach(device_options{uri}); }
+
+  void start();
+  // Stops accepting requests, lets the ones in flight finish (up to stop_timeout_ms), stops
+  // the service and the controller and makes every acknowledged write durable. Throws
+  // io_error if requests could not be finished. Idempotent; the destructor calls it.
+  void stop();
+  bool running() const;
+
+  // The handle kernels and CPU threads use; valid between start() and stop().
+  const controller& io() const;
+
+  // Memory for I/O buffers, registered with the controller (like an IOMMU mapping). GPU
+  // memory on the GPU backend; ordinary memory the CPU threads use on the CPU backend.
+  void* allocate_device(std::size_t bytes);
+  // Pinned host memory the GPU can also reach; direct I/O target of the controller.
+  void* allocate_host(std::size_t bytes);
+  void free(void* p);
+  // Registers memory the caller allocated (cudaMalloc or pinned host memory).
+  void register_memory(void* p, std::size_t bytes);
+  void unregister_memory(void* p);
+  // Copies between host memory and memory from allocate_device (cudaMemcpy on the GPU).
+  void copy_to_device(void* dst, const void* src, std::size_t bytes);
+  void copy_to_host(void* dst, const void* src, std::size_t bytes);
+
+  // Throws io_error naming device, LBA and cause if a request has failed since start().
+  void check() const;
+  std::vector<device_counters> counters() const;
+  std::vector<device_description> devices() const;
+  agio::backend backend() const;  // gpu or cpu, once constructed
+  std::string describe() const;   // e.g. "GPU: NVIDIA H100 80GB HBM3" or "CPU threads (no GPU found)"
+
+  class platform;  // the backend's memory, service and copy-engine primitives
+
+ private:
+  struct state;
+  std::unique_ptr<state> s_;
+};
+
+}  // namespace agio

@@ -1,0 +1,70 @@
+#pragma once
+// Internals shared by the store URI parser and the RAM and file stores. Not part of the
+// proxy's interface: everything outside src/proxy/store_*.cpp goes through store.hpp.
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "proxy/store.hpp"
+
+namespace agio::proxy {
+
+// What a URI's query asks of the store, whichever kind it is.
+struct store_options {
+  std::string uri;  // the URI as given, for error messages and store::uri()
+  std::uint32_t lba_bytes = 512;
+  std::optional<std::uint64_t> create_bytes;  // file only
+  ssd_profile profile;                         // ram only
+  fault_injection fault;
+};
+
+struct store_spec {
+  enum class kind : std::uint8_t { ram, file };
+  kind what = kind::ram;
+  std::uint64_t ram_bytes = 0;  // ram only
+  std::string path;             // file only
+  store_options options;
+};
+
+// Splits and checks a URI without touching memory or the filesystem, so every syntax error
+// surfaces before anything is allocated or created. Throws std::invalid_argument.
+store_spec parse_store_uri(std::string_view uri);
+
+// "4096", "64K", "64M", "1GiB", "2TB": binary multiples. Empty on malformed text or overflow.
+std::optional<std::uint64_t> parse_size(std::string_view text);
+
+std::unique_ptr<store> make_ram_store(std::uint64_t bytes, store_options options,
+                                      const host_memory& memory);
+std::unique_ptr<store> make_file_store(const std::string& path, store_options options);
+
+// Throws std::invalid_argument when the fault points past the store, since a fault that can
+// never fire would let an error-path test pass without exercising anything.
+void check_fault_in_range(const store_options& options, std::uint64_t capacity_bytes);
+
+// 0 when a read or write lies on LBA boundaries inside the store, else -EINVAL. The
+// controller range-checks commands first; this only keeps a bad caller from touching memory
+// (RAM) or bytes (file) outside the store.
+inline std::int64_t check_io_bounds(const store_io& io, std::uint64_t capacity_bytes,
+                                    std::uint32_t lba_bytes) {
+  const bool aligned = io.offset % lba_bytes == 0 && io.length % lba_bytes == 0;
+  const bool inside = io.offset <= capacity_bytes && io.length <= capacity_bytes - io.offset;
+  return aligned && inside ? 0 : -EINVAL;
+}
+
+// The bytes a read or write may move once the injected fault has had its say: -EIO, or a
+// count of at most io.length (the bytes before the faulty block, for a short transfer).
+inline std::int64_t bytes_after_fault(const store_io& io, const fault_injection& fault,
+                                      std::uint32_t lba_bytes) {
+  const std::uint64_t first = io.offset / lba_bytes;
+  const std::uint64_t end = first + io.length / lba_bytes;
+  if (fault.what == fault_injection::kind::none || fault.lba < first || fault.lba >= end) {
+    return io.length;
+  }
+  if (fault.what == fault_injection::kind::eio) return -EIO;
+  return static_cast<std::int64_t>((fault.lba - first) * lba_bytes);
+}
+
+}  // namespace agio::proxy

@@ -1,0 +1,183 @@
+// The RAM store: host memory the GPU can reach, optionally slowed down to an SSD's pace.
+// Data moves at submit (a memcpy is cheaper than tracking it); only the completion is
+// deferred, to the time the SSD profile says the I/O would have finished.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+#include <vector>
+
+#include "agio/detail/clock.hpp"
+#include "proxy/store_impl.hpp"
+
+namespace agio::proxy {
+
+namespace {
+
+// The SSD as one pipe that every channel of the store shares: an I/O occupies it for
+// max(bytes / bandwidth, 1 / iops), starting when both it and the pipe are ready, and
+// completes a fixed latency after leaving it. Queueing in the pipe is what makes bandwidth
+// and IOPS caps hold across all controller threads together.
+class pipe_model {
+ public:
+  explicit pipe_model(const ssd_profile& profile)
+      : timed_(profile.any()),
+        read_ns_per_byte_(per_unit_ns(profile.read_gbps)),
+        write_ns_per_byte_(per_unit_ns(profile.write_gbps)),
+        ns_per_io_(profile.max_iops > 0 ? 1e9 / profile.max_iops : 0),
+        read_latency_ns_(to_ns(profile.read_latency_us * 1e3)),
+        write_latency_ns_(to_ns(profile.write_latency_us * 1e3)) {}
+
+  // When a transfer of `bytes` submitted at `now` completes; 0 for "already".
+  std::uint64_t completion_ns(store_op op, std::uint64_t bytes, std::uint64_t now) {
+    if (!timed_ || op == store_op::flush) return 0;
+    const bool read = op == store_op::read;
+    const double transfer_ns = static_cast<double>(bytes) * (read ? read_ns_per_byte_ : write_ns_per_byte_);
+    const std::uint64_t occupancy = to_ns(std::max(transfer_ns, ns_per_io_));
+    const std::uint64_t left_pipe = occupancy == 0 ? now : occupy(occupancy, now);
+    return left_pipe + (read ? read_latency_ns_ : write_latency_ns_);
+  }
+
+ private:
+  // 1 GB/s is one byte per nanosecond.
+  static double per_unit_ns(double gbps) { return gbps > 0 ? 1.0 / gbps : 0; }
+  static std::uint64_t to_ns(double ns) { return static_cast<std::uint64_t>(std::llround(ns)); }
+
+  // Lock-free because eight controller threads may each claim the pipe millions of times a
+  // second. The retry loop never waits: an exchange fails only when another I/O got in.
+  std::uint64_t occupy(std::uint64_t occupancy, std::uint64_t now) {
+    std::uint64_t free_at = free_at_ns_.load(std::memory_order_relaxed);
+    for (;;) {
+      const std::uint64_t end = std::max(now, free_at) + occupancy;
+      if (free_at_ns_.compare_exchange_weak(free_at, end, std::memory_order_relaxed)) return end;
+    }
+  }
+
+  bool timed_;
+  double read_ns_per_byte_;
+  double write_ns_per_byte_;
+  double ns_per_io_;
+  std::uint64_t read_latency_ns_;
+  std::uint64_t write_latency_ns_;
+  alignas(64) std::atomic<std::uint64_t> free_at_ns_{0};
+};
+
+class ram_store final : public store {
+ public:
+  ram_store(std::uint64_t bytes, store_options options, const host_memory& memory)
+      : options_(std::move(options)), memory_(memory), capacity_(bytes), pipe_(options_.profile) {
+    check_fault_in_range(options_, capacity_);
+    if (!memory_.allocate || !memory_.release) {
+      throw std::invalid_argument("open_store(\"" + options_.uri + "\"): host_memory lacks allocate or release");
+    }
+    bytes_ = static_cast<std::byte*>(memory_.allocate(capacity_));
+    if (bytes_ == nullptr) {
+      throw std::system_error(ENOMEM, std::generic_category(),
+                              "open_store(\"" + options_.uri + "\"): cannot allocate " +
+                                  std::to_string(capacity_) + " bytes of host memory");
+    }
+    std::memset(bytes_, 0, capacity_);
+  }
+  ram_store(const ram_store&) = delete;
+  ram_store& operator=(const ram_store&) = delete;
+  ~ram_store() override { memory_.release(bytes_); }
+
+  const std::string& uri() const override { return options_.uri; }
+  std::uint64_t capacity_bytes() const override { return capacity_; }
+  std::uint32_t lba_bytes() const override { return options_.lba_bytes; }
+  std::uint32_t buffer_alignment() const override { return 1; }
+  std::byte* host_view() override { return bytes_; }
+  std::unique_ptr<store_channel> open_channel(unsigned depth) override;
+  void sync() override {}
+
+  // Moves the data (as much of it as the injected fault allows) and returns the result.
+  std::int64_t execute(const store_io& io) {
+    if (io.op == store_op::flush) return 0;
+    if (const std::int64_t error = check_io_bounds(io, capacity_, options_.lba_bytes); error != 0) return error;
+    const std::int64_t bytes = bytes_after_fault(io, options_.fault, options_.lba_bytes);
+    if (bytes <= 0) return bytes;
+    std::byte* const stored = bytes_ + io.offset;
+    if (io.op == store_op::write) {
+      if (io.buffer == nullptr) return -EFAULT;
+      std::memcpy(stored, io.buffer, static_cast<std::size_t>(bytes));
+    } else if (io.buffer != nullptr) {
+      std::memcpy(io.buffer, stored, static_cast<std::size_t>(bytes));
+    }
+    return bytes;
+  }
+
+  // A failed I/O moved nothing, so the device model has nothing to time and it ends at once.
+  std::uint64_t completion_ns(store_op op, std::int64_t result) {
+    if (result < 0) return 0;
+    return pipe_.completion_ns(op, static_cast<std::uint64_t>(result), now_ns());
+  }
+
+ private:
+  store_options options_;
+  host_memory memory_;  // a copy: the caller's may be gone by the time the store is
+  std::uint64_t capacity_;
+  std::byte* bytes_ = nullptr;
+  pipe_model pipe_;
+};
+
+class ram_channel final : public store_channel {
+ public:
+  ram_channel(ram_store& owner, unsigned depth) : store_(owner), depth_(depth) { pending_.reserve(depth); }
+
+  bool submit(const store_io& io) override {
+    if (pending_.size() >= depth_) return false;
+    const std::int64_t result = store_.execute(io);
+    pending_.push_back({store_.completion_ns(io.op, result), next_sequence_++, {io.tag, result}});
+    std::push_heap(pending_.begin(), pending_.end(), completes_later);
+    return true;
+  }
+
+  void push() override {}
+
+  std::size_t reap(std::span<store_result> out) override {
+    if (pending_.empty()) return 0;
+    const std::uint64_t now = now_ns();
+    std::size_t reaped = 0;
+    while (reaped < out.size() && !pending_.empty() && pending_.front().done_ns <= now) {
+      std::pop_heap(pending_.begin(), pending_.end(), completes_later);
+      out[reaped++] = pending_.back().result;
+      pending_.pop_back();
+    }
+    return reaped;
+  }
+
+  std::size_t in_flight() const override { return pending_.size(); }
+
+ private:
+  struct pending_io {
+    std::uint64_t done_ns;
+    std::uint64_t sequence;  // breaks ties so that equal times reap in submission order
+    store_result result;
+  };
+
+  // Min-heap order: reads and writes have different latencies, so completions can overtake
+  // one another and a plain FIFO would hold a finished write behind a pending read.
+  static bool completes_later(const pending_io& a, const pending_io& b) {
+    return a.done_ns != b.done_ns ? a.done_ns > b.done_ns : a.sequence > b.sequence;
+  }
+
+  ram_store& store_;
+  unsigned depth_;
+  std::uint64_t next_sequence_ = 0;
+  std::vector<pending_io> pending_;
+};
+
+std::unique_ptr<store_channel> ram_store::open_channel(unsigned depth) {
+  if (depth == 0) throw std::invalid_argument("open_channel on \"" + options_.uri + "\": depth must be at least 1");
+  return std::make_unique<ram_channel>(*this, depth);
+}
+
+}  // namespace
+
+std::unique_ptr<store> make_ram_store(std::uint64_t bytes, store_options options, const host_memory& memory) {
+  return std::make_unique<ram_store>(bytes, std::move(options), memory);
+}
+
+}  // namespace agio::proxy

@@ -1,0 +1,431 @@
+#include "agio/runtime/runtime.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "agio/spec/status.hpp"
+#include "proxy/controller.hpp"
+#include "proxy/store.hpp"
+#include "runtime/platform.hpp"
+
+namespace agio {
+namespace {
+
+constexpr std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+// Carves aligned pieces out of one allocation.
+class carver {
+ public:
+  explicit carver(std::byte* base = nullptr) : base_(base) {}
+  template <class T>
+  T* take(std::size_t count, std::size_t alignment = 64) {
+    offset_ = round_up(offset_, alignment);
+    T* p = base_ ? reinterpret_cast<T*>(base_ + offset_) : nullptr;
+    offset_ += count * sizeof(T);
+    return p;
+  }
+  std::size_t size() const { return offset_; }
+
+ private:
+  std::byte* base_;
+  std::size_t offset_ = 0;
+};
+
+const char* opcode_name(std::uint32_t op) {
+  switch (static_cast<spec::opcode>(op)) {
+    case spec::opcode::read: return "read";
+    case spec::opcode::write: return "write";
+    case spec::opcode::flush: return "flush";
+  }
+  return "command";
+}
+
+}  // namespace
+
+struct runtime::state {
+  struct attached {
+    device_options options;
+    std::unique_ptr<proxy::store> store;
+  };
+  struct allocation {
+    void* p;
+    bool pinned;
+  };
+
+  runtime_options options;
+  std::unique_ptr<platform> plat;
+  std::string no_gpu_reason;
+  std::vector<attached> devices;
+  proxy::iova_table iova;
+  std::mutex allocations_mutex;
+  std::vector<allocation> allocations;
+
+  bool running = false;
+  bool stopped = false;
+  controller io{};
+  std::vector<void*> pinned_blocks;
+  void* device_block = nullptr;
+  io::error_record* first_error = nullptr;
+  std::unique_ptr<proxy::nvme_controller> proxy;
+  std::vector<std::uint32_t> first_qp;
+  std::string stop_failure;
+
+  void free_queues() {
+    proxy.reset();
+    for (void* p : pinned_blocks) {
+      iova.remove(reinterpret_cast<std::uint64_t>(p));
+      plat->free_pinned(p);
+    }
+    pinned_blocks.clear();
+    if (device_block) plat->free_device(device_block);
+    device_block = nullptr;
+  }
+};
+
+runtime::runtime(runtime_options options) : s_(std::make_unique<state>()) {
+  s_->options = options;
+  if (options.max_transfer_bytes < spec::page_bytes || options.max_transfer_bytes > (2u << 20) ||
+      options.max_transfer_bytes % spec::page_bytes != 0) {
+    throw std::invalid_argument("agio: max_transfer_bytes must be a multiple of 4096 from 4 KiB to 2 MiB");
+  }
+  if (options.backend != backend::cpu) s_->plat = make_gpu_platform(s_->no_gpu_reason);
+  if (!s_->plat) {
+    if (options.backend == backend::gpu) throw std::runtime_error("agio: GPU backend requested but " + s_->no_gpu_reason);
+    s_->plat = make_cpu_platform();
+  }
+}
+
+runtime::~runtime() {
+  try {
+    stop();
+  } catch (const std::exception&) {
+    // A destructor cannot report; stop() already made every write it could durable.
+  }
+  s_->free_queues();
+  for (const auto& a : s_->allocations) {
+    if (a.pinned) {
+      s_->plat->free_pinned(a.p);
+    } else {
+      s_->plat->free_device(a.p);
+    }
+  }
+}
+
+std::uint32_t runtime::attach(const device_options& device) {
+  if (s_->running || s_->stopped) throw std::logic_error("agio: attach devices before start()");
+  if (device.queue_pairs == 0 || device.queue_pairs > 1024) {
+    throw std::invalid_argument("agio: " + device.uri + ": queue_pairs must be 1..1024");
+  }
+  if (device.queue_depth < 2 || device.queue_depth > 4096) {
+    throw std::invalid_argument("agio: " + device.uri + ": queue_depth must be 2..4096");
+  }
+  platform* plat = s_->plat.get();
+  proxy::host_memory memory{[plat](std::size_t n) { return plat->allocate_pinned(n); },
+                            [plat](void* p) { plat->free_pinned(p); }};
+  s_->devices.push_back({device, proxy::open_store(device.uri, memory)});
+  return static_cast<std::uint32_t>(s_->devices.size() - 1);
+}
+
+void runtime::start() {
+  state& s = *s_;
+  if (s.running) return;
+  if (s.stopped) throw std::logic_error("agio: a runtime starts once; make a new one");
+  if (s.devices.empty()) throw std::logic_error("agio: attach at least one device before start()");
+  const runtime_options& opt = s.options;
+  platform& plat = *s.plat;
+
+  std::uint32_t total_qps = 0;
+  std::uint64_t total_entries = 0;
+  for (const auto& d : s.devices) {
+    total_qps += d.options.queue_pairs;
+    total_entries += std::uint64_t{d.options.queue_pairs} * d.options.queue_depth;
+  }
+  const std::uint32_t records = opt.transaction_records != 0
+                                    ? opt.transaction_records
+                                    : static_cast<std::uint32_t>(std::max<std::uint64_t>(4096, 4 * total_entries));
+  const std::uint32_t list_entries = opt.max_transfer_bytes / spec::page_bytes;
+  const std::size_t list_bytes = std::bit_ceil(std::size_t{list_entries} * 8);
+
+  // Device-side memory: one block for every queue pair's states, the transaction records,
+  // control, counters and the tables the controller handle points to.
+  const auto lay_out_device = [&](carver& c, std::vector<queue::queue_pair>* qps) {
+    auto* info = c.take<io::device_info>(s.devices.size());
+    auto* pairs = c.take<queue::queue_pair>(total_qps);
+    auto* recs = c.take<io::transaction_record>(records);
+    auto* control = c.take<io::runtime_control>(1);
+    auto* counters = c.take<io::device_counters>(s.devices.size());
+    std::uint32_t q = 0;
+    for (const auto& d : s.devices) {
+      for (std::uint32_t i = 0; i < d.options.queue_pairs; ++i, ++q) {
+        auto* states = c.take<std::uint64_t>(d.options.queue_depth);
+        auto* cid_to_tx = c.take<std::uint32_t>(d.options.queue_depth);
+        auto* control_q = c.take<queue::sq_control>(1);
+        auto* poll = c.take<queue::cq_poll_state>(1);
+        if (qps) {
+          (*qps)[q].states = states;
+          (*qps)[q].cid_to_tx = cid_to_tx;
+          (*qps)[q].control = control_q;
+          (*qps)[q].poll = poll;
+        }
+      }
+    }
+    s.io.devices = info;
+    s.io.queue_pairs = pairs;
+    s.io.records = recs;
+    s.io.control = control;
+    s.io.counters = counters;
+  };
+  carver sizing;
+  lay_out_device(sizing, nullptr);
+  s.device_block = plat.allocate_device(sizing.size());
+  std::vector<queue::queue_pair> qps(total_qps);
+  carver device_carver(static_cast<std::byte*>(s.device_block));
+  lay_out_device(device_carver, &qps);
+
+  // Transport memory: one pinned block per queue pair.
+  const std::uint32_t slot_bytes = opt.max_transfer_bytes;
+  std::vector<proxy::device_endpoint> endpoints;
+  std::vector<io::device_info> infos;
+  std::uint32_t q = 0;
+  for (std::uint32_t d = 0; d < s.devices.size(); ++d) {
+    const auto& dev = s.devices[d];
+    const std::uint32_t depth = dev.options.queue_depth;
+    const std::uint32_t cq_depth = queue::cq_depth_for(depth);
+    proxy::device_endpoint endpoint;
+    endpoint.backing = dev.store.get();
+    endpoint.max_transfer_bytes = opt.max_transfer_bytes;
+    s.first_qp.push_back(q);
+    for (std::uint32_t i = 0; i < dev.options.queue_pairs; ++i, ++q) {
+      const auto lay_out = [&](carver& c, queue::queue_pair& qp) {
+        qp.sq = c.take<spec::command>(depth, 4096);
+        qp.cq = c.take<spec::completion>(cq_depth, 4096);
+        qp.sq_tail_doorbell = c.take<std::uint32_t>(1, 64);
+        qp.cq_head_doorbell = c.take<std::uint32_t>(1, 64);
+        qp.deferred_source = c.take<std::uint64_t>(depth, 64);
+        qp.prp_lists = c.take<std::uint64_t>(std::size_t{depth} * list_bytes / 8, 4096);
+        qp.bounce = c.take<std::byte>(std::size_t{depth} * slot_bytes, 4096);
+      };
+      queue::queue_pair sizing_qp{};
+      carver pinned_sizing;
+      lay_out(pinned_sizing, sizing_qp);
+      void* block = plat.allocate_pinned(pinned_sizing.size());
+      s.pinned_blocks.push_back(block);
+      s.iova.add({reinterpret_cast<std::uint64_t>(block), pinned_sizing.size(), proxy::region_kind::host});
+      carver pinned(static_cast<std::byte*>(block));
+      queue::queue_pair& qp = qps[q];
+      lay_out(pinned, qp);
+      qp.prp_lists_iova = reinterpret_cast<std::uint64_t>(qp.prp_lists);
+      qp.slot_bytes = slot_bytes;
+      qp.stage_writes = opt.mover == data_mover::gpu_warps ? 1 : 0;
+      qp.depth = depth;
+      qp.cq_depth = cq_depth;
+      qp.prp_list_entries = static_cast<std::uint32_t>(list_bytes / 8);
+      qp.qid = i + 1;
+      endpoint.queue_pairs.push_back(qp);
+
+      // Entry k starts EMPTY and free for position k; the service's window starts at phase 1.
+      std::vector<std::uint64_t> states(depth);
+      for (std::uint32_t k = 0; k < depth; ++k) states[k] = queue::sqe_word(k, queue::sqe_empty);
+      plat.copy_to_device(qp.states, states.data(), depth * sizeof(std::uint64_t));
+      const queue::cq_poll_state poll{0, 1, 0, 0};
+      plat.copy_to_device(qp.poll, &poll, sizeof poll);
+    }
+    io::device_info info{};
+    info.capacity_blocks = dev.store->capacity_bytes() / dev.store->lba_bytes();
+    info.first_qp = s.first_qp.back();
+    info.qp_count = dev.options.queue_pairs;
+    info.lba_bytes = dev.store->lba_bytes();
+    info.max_blocks = opt.max_transfer_bytes / info.lba_bytes;
+    info.nsid = 1;
+    infos.push_back(info);
+    endpoints.push_back(std::move(endpoint));
+  }
+  plat.copy_to_device(const_cast<io::device_info*>(s.io.devices), infos.data(), infos.size() * sizeof(io::device_info));
+  plat.copy_to_device(const_cast<queue::queue_pair*>(s.io.queue_pairs), qps.data(), qps.size() * sizeof(queue::queue_pair));
+  const io::runtime_control control{1, io::service_run, 0, 0};  // accepting, running
+  plat.copy_to_device(s.io.control, &control, sizeof control);
+
+  void* error_block = plat.allocate_pinned(sizeof(io::error_record));
+  s.pinned_blocks.push_back(error_block);
+  s.first_error = static_cast<io::error_record*>(error_block);
+  s.io.first_error = s.first_error;
+  s.io.device_count = static_cast<std::uint32_t>(s.devices.size());
+  s.io.queue_pair_count = total_qps;
+  s.io.record_count = records;
+  s.io.submit_timeout_ns = std::uint64_t{opt.submit_timeout_ms} * 1'000'000;
+  s.io.wait_timeout_ns = std::uint64_t{opt.wait_timeout_ms} * 1'000'000;
+
+  proxy::controller_options copts;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  copts.threads = opt.controller_threads != 0 ? opt.controller_threads
+                                              : std::clamp((total_qps + 1) / 2, 1u, std::max(1u, cores / 2));
+  copts.mover = opt.mover;
+  copts.spin_us = opt.controller_spin_us;
+  s.proxy = std::make_unique<proxy::nvme_controller>(std::move(endpoints), s.iova, copts,
+                                                     [&plat] { return plat.make_copy_engine(); });
+  const std::uint32_t workers =
+      opt.service_warps != 0 ? std::min(opt.service_warps, total_qps) : plat.default_service_workers(total_qps);
+  plat.start_service(s.io, workers);
+  s.running = true;
+}
+
+void runtime::stop() {
+  state& s = *s_;
+  if (!s.running) return;
+  s.running = false;
+  s.stopped = true;
+  platform& plat = *s.plat;
+  // No new requests; the service retires what is in flight and then exits.
+  const std::uint32_t no = 0;
+  plat.copy_to_device(&s.io.control->accepting, &no, sizeof no);
+  const std::uint32_t drain = io::service_drain;
+  plat.copy_to_device(&s.io.control->service_mode, &drain, sizeof drain);
+  if (!plat.join_service(s.options.stop_timeout_ms)) {
+    const std::uint32_t exit_now = io::service_exit;
+    plat.copy_to_device(&s.io.control->service_mode, &exit_now, sizeof exit_now);
+    plat.join_service(60'000);
+    s.stop_failure = "requests were still in flight " + std::to_string(s.options.stop_timeout_ms) +
+                     " ms after stop(); their waiters get a timeout";
+  }
+  s.proxy->stop(s.options.stop_timeout_ms);
+  if (!s.stop_failure.empty()) throw io_error("agio: " + s.stop_failure);
+}
+
+bool runtime::running() const { return s_->running; }
+
+const controller& runtime::io() const {
+  if (!s_->running) throw std::logic_error("agio: io() is valid between start() and stop()");
+  return s_->io;
+}
+
+void* runtime::allocate_device(std::size_t bytes) {
+  void* p = s_->plat->allocate_device(bytes);
+  {
+    std::lock_guard lock(s_->allocations_mutex);
+    s_->allocations.push_back({p, false});
+  }
+  s_->iova.add({reinterpret_cast<std::uint64_t>(p), bytes, s_->plat->classify(p)});
+  return p;
+}
+
+void* runtime::allocate_host(std::size_t bytes) {
+  void* p = s_->plat->allocate_pinned(bytes);
+  {
+    std::lock_guard lock(s_->allocations_mutex);
+    s_->allocations.push_back({p, true});
+  }
+  s_->iova.add({reinterpret_cast<std::uint64_t>(p), bytes, proxy::region_kind::host});
+  return p;
+}
+
+void runtime::free(void* p) {
+  std::lock_guard lock(s_->allocations_mutex);
+  auto it = std::find_if(s_->allocations.begin(), s_->allocations.end(), [p](const auto& a) { return a.p == p; });
+  if (it == s_->allocations.end()) throw std::invalid_argument("agio: free() of memory the runtime did not allocate");
+  s_->iova.remove(reinterpret_cast<std::uint64_t>(p));
+  if (it->pinned) {
+    s_->plat->free_pinned(p);
+  } else {
+    s_->plat->free_device(p);
+  }
+  s_->allocations.erase(it);
+}
+
+void runtime::register_memory(void* p, std::size_t bytes) {
+  s_->iova.add({reinterpret_cast<std::uint64_t>(p), bytes, s_->plat->classify(p)});
+}
+
+void runtime::unregister_memory(void* p) { s_->iova.remove(reinterpret_cast<std::uint64_t>(p)); }
+
+void runtime::copy_to_device(void* dst, const void* src, std::size_t bytes) { s_->plat->copy_to_device(dst, src, bytes); }
+void runtime::copy_to_host(void* dst, const void* src, std::size_t bytes) { s_->plat->copy_to_host(dst, src, bytes); }
+
+void runtime::check() const {
+  const state& s = *s_;
+  if (s.first_error != nullptr &&
+      std::atomic_ref<std::uint32_t>(s.first_error->valid).load(std::memory_order_acquire) != 0) {
+    const io::error_record& e = *s.first_error;
+    const status st = status::unpack(e.result);
+    std::ostringstream msg;
+    msg << "agio: device " << e.device << " (" << s.devices.at(e.device).options.uri << "): "
+        << opcode_name(e.opcode) << " of " << e.blocks << " blocks at LBA " << e.lba << " failed: ";
+    if (st.result == outcome::nvme_error) {
+      msg << "NVMe status 0x" << std::hex << st.nvme_status << std::dec << " (" << spec::describe_status(st.nvme_status)
+          << ")";
+    } else {
+      msg << agio::describe(st.result);
+    }
+    if (s.proxy) {
+      const std::string cause = s.proxy->first_store_error(e.device);
+      if (!cause.empty()) msg << "; store reported: " << cause;
+    }
+    throw io_error(msg.str());
+  }
+  if (s.proxy) {
+    const std::string failure = s.proxy->thread_failure();
+    if (!failure.empty()) throw io_error("agio: controller failure: " + failure);
+  }
+}
+
+std::vector<device_counters> runtime::counters() const {
+  const state& s = *s_;
+  std::vector<device_counters> out;
+  if (s.io.counters == nullptr) return out;
+  std::vector<io::device_counters> raw(s.devices.size());
+  s.plat->copy_to_host(raw.data(), s.io.counters, raw.size() * sizeof(io::device_counters));
+  for (std::uint32_t d = 0; d < s.devices.size(); ++d) {
+    device_counters c;
+    c.uri = s.devices[d].options.uri;
+    c.submitted = raw[d].submitted;
+    c.completed = raw[d].completed;
+    c.errors = raw[d].errors;
+    c.queue_full_retries = raw[d].queue_full_retries;
+    c.bytes = raw[d].bytes;
+    c.latency_log2_ns.assign(std::begin(raw[d].latency), std::end(raw[d].latency));
+    for (std::uint32_t q = 0; q < s.devices[d].options.queue_pairs && s.proxy; ++q) {
+      const auto& qc = s.proxy->counters(d, q);
+      c.queue_pairs.push_back({qc.commands.load(std::memory_order_relaxed), qc.errors.load(std::memory_order_relaxed),
+                               qc.bytes_read.load(std::memory_order_relaxed),
+                               qc.bytes_written.load(std::memory_order_relaxed)});
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::uint64_t device_counters::latency_quantile_ns(double q) const {
+  std::uint64_t total = 0;
+  for (auto n : latency_log2_ns) total += n;
+  if (total == 0) return 0;
+  const auto target = static_cast<std::uint64_t>(q * static_cast<double>(total));
+  std::uint64_t seen = 0;
+  for (std::size_t k = 0; k < latency_log2_ns.size(); ++k) {
+    seen += latency_log2_ns[k];
+    if (seen > target || seen == total) return std::uint64_t{2} << k;
+  }
+  return std::uint64_t{2} << (latency_log2_ns.size() - 1);
+}
+
+std::vector<device_description> runtime::devices() const {
+  std::vector<device_description> out;
+  for (const auto& d : s_->devices) {
+    out.push_back({d.options.uri, d.store->capacity_bytes() / d.store->lba_bytes(), d.store->lba_bytes(),
+                   d.options.queue_pairs, d.options.queue_depth});
+  }
+  return out;
+}
+
+agio::backend runtime::backend() const { return s_->plat->kind(); }
+
+std::string runtime::describe() const {
+  std::string d = s_->plat->describe();
+  if (s_->plat->kind() == backend::cpu && !s_->no_gpu_reason.empty()) d += " (" + s_->no_gpu_reason + ")";
+  return d;
+}
+
+}  // namespace agio
