@@ -5,9 +5,7 @@
 
 #include "agio/detail/platform.hpp"
 
-#if !defined(__CUDACC__)
 #include <atomic>
-#endif
 
 namespace agio::detail {
 

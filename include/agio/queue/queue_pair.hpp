@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "agio/detail/platform.hpp"
 #include "agio/spec/nvme.hpp"
 
 namespace agio::queue {
@@ -17,9 +18,9 @@ namespace agio::queue {
 // lap claimed it and has not written it yet.
 enum sqe_state : std::uint64_t { sqe_empty = 0, sqe_updated = 1, sqe_issued = 2 };
 
-constexpr std::uint64_t sqe_word(std::uint64_t position, sqe_state state) { return position << 2 | state; }
-constexpr sqe_state sqe_word_state(std::uint64_t word) { return static_cast<sqe_state>(word & 3u); }
-constexpr std::uint64_t sqe_word_position(std::uint64_t word) { return word >> 2; }
+AGIO_HD constexpr std::uint64_t sqe_word(std::uint64_t position, sqe_state state) { return position << 2 | state; }
+AGIO_HD constexpr sqe_state sqe_word_state(std::uint64_t word) { return static_cast<sqe_state>(word & 3u); }
+AGIO_HD constexpr std::uint64_t sqe_word_position(std::uint64_t word) { return word >> 2; }
 
 // Completion-queue polling state of AGILE Algorithm 1. Owned by exactly one service warp.
 struct cq_poll_state {
@@ -70,6 +71,6 @@ struct queue_pair {
 
 // A completion queue must hold every outstanding command plus one retirement window, since
 // the service advances the head doorbell only a whole window at a time (Algorithm 1).
-constexpr std::uint32_t cq_depth_for(std::uint32_t sq_depth) { return (sq_depth + 31) / 32 * 32 + 32; }
+AGIO_HD constexpr std::uint32_t cq_depth_for(std::uint32_t sq_depth) { return (sq_depth + 31) / 32 * 32 + 32; }
 
 }  // namespace agio::queue

@@ -1,0 +1,218 @@
+// The GPU platform: device memory from cudaMalloc, transport memory from mapped pinned host
+// memory, the completion service as a persistent kernel on a stream of its own, and the copy
+// engine driven by cudaMemcpyAsync.
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agio/service/service.hpp"
+#include "runtime/platform.hpp"
+
+namespace agio {
+namespace {
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string("agio: ") + what + ": " + cudaGetErrorString(e));
+}
+
+constexpr unsigned service_block_threads = 128;
+
+__global__ void service_kernel(controller io, std::uint32_t workers) {
+  const std::uint32_t worker = (blockIdx.x * blockDim.x + threadIdx.x) / detail::warp::size;
+  if (worker < workers) service::run(io, worker, workers);
+}
+
+// Copies are issued on the controller thread's own stream as they come; each push() closes a
+// batch with an event, and reap() hands back the tags of batches whose event has fired.
+class cuda_copy_engine final : public proxy::copy_engine {
+ public:
+  explicit cuda_copy_engine(int device) : device_(device) {
+    check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate (copy engine)");
+  }
+  ~cuda_copy_engine() override {
+    cudaStreamSynchronize(stream_);
+    for (auto& b : batches_) cudaEventDestroy(b.done);
+    for (auto e : spare_) cudaEventDestroy(e);
+    cudaStreamDestroy(stream_);
+  }
+
+  void copy(void* dst, const void* src, std::size_t bytes, std::uint64_t tag) override {
+    if (!device_set_) {
+      // The engine is made on one thread and used on a controller thread.
+      check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+      device_set_ = true;
+    }
+    check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_), "cudaMemcpyAsync");
+    open_.push_back(tag);
+  }
+
+  void push() override {
+    if (open_.empty()) return;
+    cudaEvent_t e;
+    if (spare_.empty()) {
+      check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    } else {
+      e = spare_.back();
+      spare_.pop_back();
+    }
+    check_cuda(cudaEventRecord(e, stream_), "cudaEventRecord");
+    batches_.push_back({e, std::move(open_)});
+    open_.clear();
+  }
+
+  std::size_t reap(std::span<std::uint64_t> out) override {
+    std::size_t n = 0;
+    while (!batches_.empty() && n < out.size()) {
+      batch& b = batches_.front();
+      if (b.next == 0) {
+        const cudaError_t state = cudaEventQuery(b.done);
+        if (state == cudaErrorNotReady) break;
+        check_cuda(state, "copy engine batch");
+      }
+      while (b.next < b.tags.size() && n < out.size()) out[n++] = b.tags[b.next++];
+      if (b.next == b.tags.size()) {
+        spare_.push_back(b.done);
+        batches_.pop_front();
+      }
+    }
+    return n;
+  }
+
+  std::size_t in_flight() const override {
+    std::size_t n = open_.size();
+    for (const auto& b : batches_) n += b.tags.size() - b.next;
+    return n;
+  }
+
+ private:
+  struct batch {
+    cudaEvent_t done;
+    std::vector<std::uint64_t> tags;
+    std::size_t next = 0;
+  };
+  int device_;
+  bool device_set_ = false;
+  cudaStream_t stream_{};
+  std::vector<std::uint64_t> open_;
+  std::deque<batch> batches_;
+  std::vector<cudaEvent_t> spare_;
+};
+
+class gpu_platform final : public runtime::platform {
+ public:
+  explicit gpu_platform(int device) : device_(device) {
+    check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+    check_cuda(cudaGetDeviceProperties(&props_, device_), "cudaGetDeviceProperties");
+    check_cuda(cudaStreamCreateWithFlags(&service_stream_, cudaStreamNonBlocking), "cudaStreamCreate (service)");
+    check_cuda(cudaStreamCreateWithFlags(&control_stream_, cudaStreamNonBlocking), "cudaStreamCreate (control)");
+  }
+  ~gpu_platform() override {
+    if (service_running_) join_service(60'000);
+    cudaStreamDestroy(service_stream_);
+    cudaStreamDestroy(control_stream_);
+  }
+
+  agio::backend kind() const override { return backend::gpu; }
+  std::string describe() const override {
+    return "GPU " + std::to_string(device_) + ": " + props_.name + " (sm_" + std::to_string(props_.major) +
+           std::to_string(props_.minor) + ", " + std::to_string(props_.multiProcessorCount) + " SMs)";
+  }
+
+  void* allocate_pinned(std::size_t bytes) override {
+    void* p = nullptr;
+    check_cuda(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable), "cudaHostAlloc");
+    std::memset(p, 0, bytes);
+    return p;
+  }
+  void free_pinned(void* p) override { cudaFreeHost(p); }
+  void* allocate_device(std::size_t bytes) override {
+    void* p = nullptr;
+    check_cuda(cudaMalloc(&p, bytes), "cudaMalloc");
+    check_cuda(cudaMemsetAsync(p, 0, bytes, control_stream_), "cudaMemset");
+    check_cuda(cudaStreamSynchronize(control_stream_), "cudaMemset");
+    return p;
+  }
+  void free_device(void* p) override { cudaFree(p); }
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override { copy(dst, src, bytes); }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override { copy(dst, src, bytes); }
+
+  proxy::region_kind classify(const void* p) override {
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+      cudaGetLastError();  // unregistered host memory reports an error on some drivers
+      return proxy::region_kind::host;
+    }
+    return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged ? proxy::region_kind::device
+                                                                                  : proxy::region_kind::host;
+  }
+
+  std::uint32_t default_service_workers(std::uint32_t queue_pairs) const override {
+    return std::min<std::uint32_t>(queue_pairs, 64);
+  }
+
+  void start_service(const controller& io, std::uint32_t workers) override {
+    const std::uint32_t threads = workers * detail::warp::size;
+    const std::uint32_t blocks = (threads + service_block_threads - 1) / service_block_threads;
+    service_kernel<<<blocks, service_block_threads, 0, service_stream_>>>(io, workers);
+    check_cuda(cudaGetLastError(), "launching the completion service");
+    service_running_ = true;
+  }
+
+  bool join_service(std::uint32_t timeout_ms) override {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    for (;;) {
+      const cudaError_t state = cudaStreamQuery(service_stream_);
+      if (state == cudaSuccess) {
+        service_running_ = false;
+        return true;
+      }
+      if (state != cudaErrorNotReady) {
+        service_running_ = false;
+        check_cuda(state, "completion service kernel");
+      }
+      if (std::chrono::steady_clock::now() >= limit) return false;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+
+  std::unique_ptr<proxy::copy_engine> make_copy_engine() override {
+    return std::make_unique<cuda_copy_engine>(device_);
+  }
+
+ private:
+  void copy(void* dst, const void* src, std::size_t bytes) {
+    // A stream of our own that never waits for user kernels or the service.
+    check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, control_stream_), "cudaMemcpyAsync");
+    check_cuda(cudaStreamSynchronize(control_stream_), "cudaMemcpyAsync");
+  }
+
+  int device_;
+  cudaDeviceProp props_{};
+  cudaStream_t service_stream_{};
+  cudaStream_t control_stream_{};
+  bool service_running_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    why_not = e != cudaSuccess ? std::string("no usable GPU: ") + cudaGetErrorString(e) : "no GPU found";
+    return nullptr;
+  }
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  return std::make_unique<gpu_platform>(device);
+}
+
+}  // namespace agio
