@@ -1,0 +1,68 @@
+#pragma once
+// A minimal JSON writer for benchmark results: objects of numbers, strings and arrays. Every
+// agio benchmark writes one document of this shape:
+//   {"benchmark": NAME, "device": ..., "date": ..., "command": ..., "config": {...}, "points": [...]}
+#include <cstdint>
+#include <map>
+#include <sstream>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace agio::bench {
+
+class json_object {
+ public:
+  using value = std::variant<double, std::int64_t, std::string, bool>;
+  json_object& set(const std::string& key, value v) {
+    fields_.emplace_back(key, std::move(v));
+    return *this;
+  }
+  std::string str() const {
+    std::ostringstream out;
+    out << '{';
+    for (std::size_t i = 0; i < fields_.size(); ++i) {
+      if (i) out << ", ";
+      out << quote(fields_[i].first) << ": ";
+      std::visit([&out](const auto& v) { write(out, v); }, fields_[i].second);
+    }
+    out << '}';
+    return out.str();
+  }
+  static std::string quote(const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) {
+      if (c == '"' || c == '\\') q += '\\';
+      if (c == '\n') {
+        q += "\\n";
+        continue;
+      }
+      q += c;
+    }
+    return q + "\"";
+  }
+
+ private:
+  static void write(std::ostringstream& out, double v) { out << v; }
+  static void write(std::ostringstream& out, std::int64_t v) { out << v; }
+  static void write(std::ostringstream& out, bool v) { out << (v ? "true" : "false"); }
+  static void write(std::ostringstream& out, const std::string& v) { out << quote(v); }
+  std::vector<std::pair<std::string, value>> fields_;
+};
+
+// The document: header fields, a config object and the measured points.
+struct result_document {
+  json_object header;
+  json_object config;
+  std::vector<json_object> points;
+
+  std::string str() const {
+    std::string h = header.str();
+    h.pop_back();
+    std::string s = h + ", \"config\": " + config.str() + ", \"points\": [\n";
+    for (std::size_t i = 0; i < points.size(); ++i) s += "  " + points[i].str() + (i + 1 < points.size() ? ",\n" : "\n");
+    return s + "]}\n";
+  }
+};
+
+}  // namespace agio::bench

@@ -1,0 +1,59 @@
+#pragma once
+// Runs a job on the runtime's "device threads": one GPU thread per index on the GPU backend,
+// one std::thread per index on the CPU backend. Lets one job body (a struct with an AGIO_HD
+// call operator taking (thread, threads)) serve the GPU, the CPU test suite and the tools.
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agio/runtime/runtime.hpp"
+
+#if defined(__CUDACC__)
+#include <cuda_runtime.h>
+#endif
+
+namespace agio {
+
+#if defined(__CUDACC__)
+template <class Job>
+__global__ void launch_job_kernel(Job job, std::uint32_t threads) {
+  const std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < threads) job(t, threads);
+}
+
+inline void throw_on_cuda_error(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string("agio: ") + what + ": " + cudaGetErrorString(e));
+}
+#endif
+
+// Runs job(t, threads) for t in [0, threads) and returns the elapsed seconds. On the CPU
+// backend every index is a thread of its own, so keep `threads` to a few dozen there.
+template <class Job>
+double run_job(const runtime& rt, std::uint32_t threads, const Job& job, std::uint32_t block_threads = 256) {
+  const auto start = std::chrono::steady_clock::now();
+  if (rt.backend() == backend::gpu) {
+#if defined(__CUDACC__)
+    cudaStream_t stream;
+    throw_on_cuda_error(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    launch_job_kernel<<<(threads + block_threads - 1) / block_threads, block_threads, 0, stream>>>(job, threads);
+    const cudaError_t launched = cudaGetLastError();
+    const cudaError_t finished = cudaStreamSynchronize(stream);
+    cudaStreamDestroy(stream);
+    throw_on_cuda_error(launched, "launching a job kernel");
+    throw_on_cuda_error(finished, "job kernel");
+#else
+    throw std::logic_error("agio: run_job on the GPU backend needs this file compiled by nvcc");
+#endif
+  } else {
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    for (std::uint32_t t = 0; t < threads; ++t) pool.emplace_back([&job, t, threads] { job(t, threads); });
+    for (auto& th : pool) th.join();
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace agio

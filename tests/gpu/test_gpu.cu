@@ -1,0 +1,335 @@
+// The GPU suite: the CPU suite's scenarios with GPU threads as submitters and the completion
+// service as a kernel. Needs a GPU; run it with `ctest -L gpu` or build/tests/agio_gpu_tests.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <unistd.h>
+
+#include "agio/runtime/launch.hpp"
+#include "agio/runtime/runtime.hpp"
+#include "agio/spec/status.hpp"
+
+namespace agio {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("agio-gpu-" + std::to_string(::getpid()) + "-" + name)).string();
+}
+
+runtime_options gpu_options(data_mover mover = data_mover::gpu_warps) {
+  runtime_options o;
+  o.backend = backend::gpu;
+  o.mover = mover;
+  o.max_transfer_bytes = 64 * 1024;
+  o.wait_timeout_ms = 30'000;
+  o.stop_timeout_ms = 30'000;
+  return o;
+}
+
+std::vector<std::byte> random_bytes(std::size_t n, std::uint64_t seed) {
+  std::vector<std::byte> v(n);
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = 0; i < n; i += 8) {
+    const std::uint64_t x = rng();
+    std::memcpy(v.data() + i, &x, std::min<std::size_t>(8, n - i));
+  }
+  return v;
+}
+
+// Thread t writes (or reads) chunks t, t + threads, ..., keeping `in_flight` requests
+// outstanding; reads walk a scrambled order so data returns through other threads and queues.
+struct chunk_job {
+  controller io;
+  std::uint32_t device;
+  std::uint32_t write;
+  std::byte* buffer;
+  std::uint32_t chunk_bytes;
+  std::uint32_t chunks;
+  std::uint32_t* failures;
+
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    const std::uint32_t blocks = chunk_bytes / io.lba_bytes(device);
+    constexpr std::uint32_t in_flight = 4;
+    transaction tx[in_flight];
+    std::uint32_t n = 0;
+    for (std::uint32_t i = t; i < chunks; i += threads) {
+      const std::uint32_t c = write ? i : static_cast<std::uint32_t>((std::uint64_t{i} * 7919) % chunks);
+      std::byte* p = buffer + std::uint64_t{c} * chunk_bytes;
+      tx[n++] = write ? io.async_write(device, std::uint64_t{c} * blocks, blocks, p)
+                      : io.async_read(device, std::uint64_t{c} * blocks, blocks, p);
+      if (n == in_flight || i + threads >= chunks) {
+        for (std::uint32_t k = 0; k < n; ++k) {
+          if (!io.wait(tx[k]).ok()) detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+        }
+        n = 0;
+      }
+    }
+  }
+};
+
+struct roundtrip_case {
+  const char* name;
+  data_mover mover;
+  bool file;
+};
+
+class GpuRoundtrip : public ::testing::TestWithParam<roundtrip_case> {};
+
+TEST_P(GpuRoundtrip, WrittenDataReadsBackInAnotherOrder) {
+  const auto& c = GetParam();
+  const std::string path = temp_path(c.name);
+  runtime rt(gpu_options(c.mover));
+  const std::uint32_t bytes = 16u << 20;
+  rt.attach(device_options{c.file ? "file:" + path + "?create=16M&lba=4096" : "ram:16M?lba=512", 4, 32});
+  rt.start();
+  const auto data = random_bytes(bytes, 11);
+  auto* src = static_cast<std::byte*>(rt.allocate_device(bytes));
+  auto* back = static_cast<std::byte*>(rt.allocate_device(bytes));
+  auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
+  rt.copy_to_device(src, data.data(), bytes);
+  const std::uint32_t chunk = 16 * 1024;
+  run_job(rt, 1024, chunk_job{rt.io(), 0, 1, src, chunk, bytes / chunk, failures});
+  run_job(rt, 768, chunk_job{rt.io(), 0, 0, back, chunk, bytes / chunk, failures});
+  std::vector<std::byte> got(bytes);
+  rt.copy_to_host(got.data(), back, bytes);
+  std::uint32_t failed = 0;
+  rt.copy_to_host(&failed, failures, 4);
+  rt.check();
+  EXPECT_EQ(failed, 0u);
+  for (std::uint32_t i = 0; i < bytes; i += chunk) {
+    ASSERT_EQ(0, std::memcmp(got.data() + i, data.data() + i, chunk)) << "chunk " << i / chunk;
+  }
+  rt.stop();
+  const auto counters = rt.counters();
+  EXPECT_EQ(counters[0].completed, 2u * bytes / chunk);
+  std::filesystem::remove(path);
+}
+
+INSTANTIATE_TEST_SUITE_P(StoresAndMovers, GpuRoundtrip,
+                         ::testing::Values(roundtrip_case{"ram_gpu_warps", data_mover::gpu_warps, false},
+                                           roundtrip_case{"ram_copy_engine", data_mover::copy_engine, false},
+                                           roundtrip_case{"file_gpu_warps", data_mover::gpu_warps, true},
+                                           roundtrip_case{"file_copy_engine", data_mover::copy_engine, true}),
+                         [](const auto& p) { return std::string(p.param.name); });
+
+// Every thread issues `per_thread` reads before it waits on any (AGILE Figure 1).
+struct figure1_job {
+  controller io;
+  std::byte* buffers;
+  std::uint32_t per_thread;
+  std::uint32_t* failures;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
+    transaction tx[8];
+    for (std::uint32_t k = 0; k < per_thread; ++k) {
+      tx[k] = io.async_read(0, (t * per_thread + k) % 1024, 1, buffers + (std::uint64_t{t} * per_thread + k) * 4096);
+    }
+    for (std::uint32_t k = 0; k < per_thread; ++k) {
+      if (!io.wait(tx[k]).ok()) detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+    }
+  }
+};
+
+void figure1(std::uint32_t queue_pairs, std::uint32_t depth) {
+  constexpr std::uint32_t threads = 8192, per_thread = 4;
+  runtime_options o = gpu_options();
+  o.max_transfer_bytes = 4096;
+  o.transaction_records = threads * per_thread + 1024;
+  runtime rt(o);
+  rt.attach(device_options{"ram:4M?lba=4096", queue_pairs, depth});
+  rt.start();
+  auto* buffers = static_cast<std::byte*>(rt.allocate_device(std::size_t{threads} * per_thread * 4096));
+  auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
+  run_job(rt, threads, figure1_job{rt.io(), buffers, per_thread, failures});
+  std::uint32_t failed = 0;
+  rt.copy_to_host(&failed, failures, 4);
+  EXPECT_EQ(failed, 0u);
+  rt.stop();
+  const auto c = rt.counters();
+  EXPECT_EQ(c[0].completed, std::uint64_t{threads} * per_thread);
+  EXPECT_GT(c[0].queue_full_retries, 0u);
+}
+
+TEST(GpuFigure1, OneQueuePair) { figure1(1, 16); }
+TEST(GpuFigure1, TwoQueuePairs) { figure1(2, 16); }
+TEST(GpuFigure1, ManyQueuePairs) { figure1(128, 8); }
+
+// One thread runs one request of each kind and records its status.
+enum class probe : std::uint32_t { lba_past_end, zero_blocks, oversized, unknown_opcode, unregistered, misaligned, plain };
+
+struct probe_job {
+  controller io;
+  probe what;
+  std::byte* buffer;
+  std::byte* unregistered;
+  std::uint32_t* result;
+  AGIO_HD void operator()(std::uint32_t, std::uint32_t) const {
+    status s{};
+    switch (what) {
+      case probe::lba_past_end: s = io.read(0, io.capacity_blocks(0), 1, buffer); break;
+      case probe::zero_blocks: s = io.read(0, 0, 0, buffer); break;
+      case probe::oversized: s = io.read(0, 0, io.max_blocks(0) + 1, buffer); break;
+      case probe::unknown_opcode: {
+        auto cmd = spec::make_rw(spec::opcode::read, 0, 1, 0, 1, reinterpret_cast<std::uint64_t>(buffer), 0);
+        cmd.cdw0 = (cmd.cdw0 & ~0xffu) | 0x7f;
+        s = io.wait(io.async_passthrough(0, cmd, buffer, 4096));
+        break;
+      }
+      case probe::unregistered: s = io.read(0, 0, 1, unregistered); break;
+      case probe::misaligned: s = io.read(0, 0, 1, buffer + 2); break;
+      case probe::plain: s = io.read(0, 1, 1, buffer); break;
+    }
+    *result = s.pack();
+  }
+};
+
+class GpuFaults : public ::testing::Test {
+ protected:
+  void start(const std::string& uri) {
+    rt = std::make_unique<runtime>(gpu_options());
+    rt->attach(device_options{uri, 1, 8});
+    rt->start();
+    buffer = static_cast<std::byte*>(rt->allocate_device(64 * 1024));
+    result = static_cast<std::uint32_t*>(rt->allocate_device(4));
+    cudaMalloc(&unregistered, 4096);
+  }
+  void TearDown() override {
+    if (unregistered) cudaFree(unregistered);
+  }
+  status run(probe what) {
+    run_job(*rt, 1, probe_job{rt->io(), what, buffer, static_cast<std::byte*>(unregistered), result});
+    std::uint32_t word = 0;
+    rt->copy_to_host(&word, result, 4);
+    return status::unpack(word);
+  }
+  std::unique_ptr<runtime> rt;
+  std::byte* buffer = nullptr;
+  std::uint32_t* result = nullptr;
+  void* unregistered = nullptr;
+};
+
+constexpr std::uint16_t generic(std::uint8_t sc) { return spec::make_status(spec::status_type::generic, sc); }
+
+TEST_F(GpuFaults, EveryBadRequestGetsItsStatus) {
+  start("ram:1M?lba=4096");
+  EXPECT_EQ(run(probe::lba_past_end).nvme_status, generic(spec::generic::lba_out_of_range));
+  EXPECT_EQ(run(probe::zero_blocks).result, outcome::invalid_argument);
+  EXPECT_EQ(run(probe::oversized).result, outcome::invalid_argument);
+  EXPECT_EQ(run(probe::unknown_opcode).nvme_status, generic(spec::generic::invalid_opcode));
+  EXPECT_EQ(run(probe::unregistered).nvme_status, generic(spec::generic::data_transfer_error));
+  EXPECT_EQ(run(probe::misaligned).nvme_status, generic(spec::generic::prp_offset_invalid));
+  EXPECT_TRUE(run(probe::plain).ok());
+  try {
+    rt->check();
+    FAIL() << "check() must report the first failure";
+  } catch (const io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("LBA 256"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(GpuFaults, StoreErrorsBecomeMediaErrors) {
+  start("ram:1M?lba=4096&fault=eio@1");
+  EXPECT_EQ(run(probe::plain).nvme_status, spec::make_status(spec::status_type::media, spec::media::unrecovered_read_error));
+  const std::string path = temp_path("short");
+  rt.reset();
+  start("file:" + path + "?create=1M&lba=4096&fault=short@1");
+  EXPECT_EQ(run(probe::plain).nvme_status, spec::make_status(spec::status_type::media, spec::media::unrecovered_read_error));
+  rt.reset();
+  std::filesystem::remove(path);
+}
+
+struct deadline_job {
+  controller io;
+  std::byte* buffer;
+  std::uint32_t* result;
+  AGIO_HD void operator()(std::uint32_t, std::uint32_t) const {
+    const transaction t = io.async_read(0, 0, 1, buffer);
+    result[0] = io.wait_for(t, deadline::after_ms(1)).pack();
+    result[1] = io.wait(t).pack();
+  }
+};
+
+TEST(GpuWait, DeadlinePassesThenTheRequestStillFinishes) {
+  runtime rt(gpu_options());
+  rt.attach("ram:1M?read_us=200000");
+  rt.start();
+  auto* buffer = static_cast<std::byte*>(rt.allocate_device(4096));
+  auto* result = static_cast<std::uint32_t*>(rt.allocate_device(8));
+  run_job(rt, 1, deadline_job{rt.io(), buffer, result});
+  std::uint32_t words[2];
+  rt.copy_to_host(words, result, 8);
+  EXPECT_EQ(status::unpack(words[0]).result, outcome::timeout);
+  EXPECT_TRUE(status::unpack(words[1]).ok());
+}
+
+// Threads rewrite their block round after round until the runtime stops under them; each
+// records the last round acknowledged. Afterwards every block holds at least that round.
+struct until_stopped_job {
+  controller io;
+  std::byte* buffers;
+  std::uint32_t* acknowledged;
+  std::uint32_t* unexpected;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
+    std::byte* slot = buffers + std::uint64_t{t} * 4096;
+    for (std::uint32_t round = 1; round < 1'000'000; ++round) {
+      reinterpret_cast<std::uint32_t*>(slot)[0] = round;
+      reinterpret_cast<std::uint32_t*>(slot)[1] = t;
+      const status s = io.write(0, t, 1, slot);
+      if (s.ok()) {
+        acknowledged[t] = round;
+      } else {
+        if (s.result != outcome::stopped) detail::fetch_add<detail::scope::device>(*unexpected, 1u, detail::relaxed);
+        return;
+      }
+    }
+  }
+};
+
+TEST(GpuStop, InFlightWritesFinishOrFailAndNoAcknowledgedWriteIsLost) {
+  constexpr std::uint32_t threads = 2048;
+  const std::string path = temp_path("stop");
+  const std::string uri = "file:" + path + "?create=16M&lba=4096";
+  std::vector<std::uint32_t> acknowledged(threads);
+  {
+    runtime rt(gpu_options());
+    rt.attach(device_options{uri, 4, 32});
+    rt.start();
+    auto* buffers = static_cast<std::byte*>(rt.allocate_device(std::size_t{threads} * 4096));
+    auto* acks = static_cast<std::uint32_t*>(rt.allocate_device(threads * 4));
+    auto* unexpected = static_cast<std::uint32_t*>(rt.allocate_device(4));
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      rt.stop();
+    });
+    run_job(rt, threads, until_stopped_job{rt.io(), buffers, acks, unexpected});
+    stopper.join();
+    std::uint32_t bad = 0;
+    rt.copy_to_host(&bad, unexpected, 4);
+    EXPECT_EQ(bad, 0u);
+    rt.copy_to_host(acknowledged.data(), acks, threads * 4);
+  }
+  EXPECT_GT(std::accumulate(acknowledged.begin(), acknowledged.end(), 0ull), 0ull);
+  runtime_options o = gpu_options();
+  o.backend = backend::cpu;  // read back on the host: independent of the GPU path under test
+  runtime rt(o);
+  rt.attach(uri);
+  rt.start();
+  auto* buf = static_cast<std::byte*>(rt.allocate_host(4096));
+  for (std::uint32_t t = 0; t < threads; ++t) {
+    if (acknowledged[t] == 0) continue;
+    ASSERT_TRUE(rt.io().read(0, t, 1, buf).ok());
+    std::uint32_t words[2];
+    std::memcpy(words, buf, 8);
+    EXPECT_EQ(words[1], t);
+    EXPECT_GE(words[0], acknowledged[t]) << "block " << t << " lost an acknowledged write";
+  }
+  rt.stop();
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace agio

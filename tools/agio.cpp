@@ -1,0 +1,56 @@
+// The agio command-line tool: the demo job, benchmarks, and store inspection.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "agio/runtime/runtime.hpp"
+#include "demo.hpp"
+#include "randrw/randrw.hpp"
+
+namespace {
+
+void usage() {
+  std::puts(
+      "usage: agio <command> [options]\n"
+      "  demo [--backend cpu|auto] [--mib N]   write random data to a ram: and a file: store through agio,\n"
+      "                                        read it back in another order, verify, print throughput\n"
+      "  bench randrw [--full] [--out FILE] [--experiments ram,file,devices,movers]\n"
+      "               [--seconds S] [--file PATH] [--file-gib G] [--ram-gib G] [--backend cpu|auto]\n"
+      "               [--queue-pairs N] [--queue-depth N] [--controller-threads N]\n"
+      "                                        random reads/writes beside the store's own ceiling (JSON out)\n"
+      "  info URI                              open a store and print its size and block size");
+}
+
+int info_main(int argc, char** argv) {
+  if (argc < 3) {
+    usage();
+    return 2;
+  }
+  agio::runtime_options opt;
+  opt.backend = agio::backend::cpu;
+  agio::runtime rt(opt);
+  rt.attach(argv[2]);
+  for (const auto& d : rt.devices()) {
+    std::printf("%s: %llu blocks of %u bytes (%.1f MiB)\n", d.uri.c_str(),
+                static_cast<unsigned long long>(d.capacity_blocks), d.lba_bytes,
+                static_cast<double>(d.capacity_blocks) * d.lba_bytes / (1 << 20));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const std::string cmd = argc > 1 ? argv[1] : "";
+    if (cmd == "demo") return agio::tools::demo_main(argc, argv, 2);
+    if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "randrw") == 0) return agio::bench::randrw_main(argc, argv, 3);
+    if (cmd == "info") return info_main(argc, argv);
+    usage();
+    return cmd.empty() || cmd == "help" || cmd == "--help" ? 0 : 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "agio: %s\n", e.what());
+    return 1;
+  }
+}
