@@ -30,9 +30,9 @@ constexpr unsigned max_resubmissions = 100;
 // about to free, so a channel waits them out, but no longer than this for a hung device.
 constexpr std::uint64_t drain_limit_ms = 5000;
 
-std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
+std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
-std::string context(const store_options& options) { return "open_store(" + quoted(options.uri) + "): "; }
+std::string context(const store_options& options) { return "open_store(" + in_quotes(options.uri) + "): "; }
 
 [[noreturn]] void throw_errno(int error, const std::string& what) {
   throw std::system_error(error, std::generic_category(), what);
@@ -69,17 +69,17 @@ opened_file open_file(const std::string& path, const store_options& options) {
     fd = ::open(path.c_str(), flags, 0644);
     direct = false;
   }
-  if (fd < 0) throw_errno(errno, context(options) + "cannot open " + quoted(path));
+  if (fd < 0) throw_errno(errno, context(options) + "cannot open " + in_quotes(path));
   return {unique_fd(fd), direct};
 }
 
 std::uint64_t block_device_bytes(int fd, const std::string& path, const store_options& options) {
   if (options.create_bytes) {
-    throw std::invalid_argument(context(options) + "create= needs a regular file, and " + quoted(path) +
+    throw std::invalid_argument(context(options) + "create= needs a regular file, and " + in_quotes(path) +
                                 " is a block device");
   }
   std::uint64_t bytes = 0;
-  if (::ioctl(fd, BLKGETSIZE64, &bytes) != 0) throw_errno(errno, context(options) + "BLKGETSIZE64 on " + quoted(path));
+  if (::ioctl(fd, BLKGETSIZE64, &bytes) != 0) throw_errno(errno, context(options) + "BLKGETSIZE64 on " + in_quotes(path));
   return bytes;
 }
 
@@ -89,7 +89,7 @@ std::uint64_t regular_file_bytes(int fd, const struct stat& st, const std::strin
   const auto current = static_cast<std::uint64_t>(st.st_size);
   if (!options.create_bytes || *options.create_bytes <= current) return current;
   if (::ftruncate(fd, static_cast<off_t>(*options.create_bytes)) != 0) {
-    throw_errno(errno, context(options) + "cannot extend " + quoted(path) + " to " +
+    throw_errno(errno, context(options) + "cannot extend " + in_quotes(path) + " to " +
                            std::to_string(*options.create_bytes) + " bytes");
   }
   return *options.create_bytes;
@@ -97,10 +97,10 @@ std::uint64_t regular_file_bytes(int fd, const struct stat& st, const std::strin
 
 std::uint64_t store_bytes(int fd, const std::string& path, const store_options& options) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) throw_errno(errno, context(options) + "cannot stat " + quoted(path));
+  if (::fstat(fd, &st) != 0) throw_errno(errno, context(options) + "cannot stat " + in_quotes(path));
   if (S_ISBLK(st.st_mode)) return block_device_bytes(fd, path, options);
   if (S_ISREG(st.st_mode)) return regular_file_bytes(fd, st, path, options);
-  throw std::invalid_argument(context(options) + quoted(path) + " is neither a regular file nor a block device");
+  throw std::invalid_argument(context(options) + in_quotes(path) + " is neither a regular file nor a block device");
 }
 
 struct direct_io_alignment {
@@ -128,7 +128,7 @@ std::uint32_t checked_buffer_alignment(int fd, const std::string& path, const st
   if (alignment.offset > options.lba_bytes) {
     throw std::invalid_argument(context(options) + "lba=" + std::to_string(options.lba_bytes) +
                                 " is finer than the " + std::to_string(alignment.offset) +
-                                "-byte direct-I/O alignment of " + quoted(path) + "; use lba=" +
+                                "-byte direct-I/O alignment of " + in_quotes(path) + "; use lba=" +
                                 std::to_string(alignment.offset));
   }
   return std::max(direct_buffer_alignment, alignment.memory);
@@ -141,7 +141,7 @@ class file_store final : public store {
     const std::uint64_t bytes = store_bytes(fd_.get(), path_, options_);
     capacity_ = bytes - bytes % options_.lba_bytes;
     if (capacity_ == 0) {
-      throw std::invalid_argument(context(options_) + quoted(path_) + " holds no whole " +
+      throw std::invalid_argument(context(options_) + in_quotes(path_) + " holds no whole " +
                                   std::to_string(options_.lba_bytes) + "-byte block (add create=SIZE)");
     }
     check_fault_in_range(options_, capacity_);
@@ -156,7 +156,7 @@ class file_store final : public store {
   std::unique_ptr<store_channel> open_channel(unsigned depth) override;
 
   void sync() override {
-    if (::fdatasync(fd_.get()) != 0) throw_errno(errno, "sync of " + quoted(options_.uri) + " (" + path_ + ")");
+    if (::fdatasync(fd_.get()) != 0) throw_errno(errno, "sync of " + in_quotes(options_.uri) + " (" + path_ + ")");
   }
 
   int fd() const { return fd_.get(); }
@@ -186,7 +186,7 @@ class file_channel final : public store_channel {
     if (const int rc = io_uring_queue_init(depth, &ring_, 0); rc < 0) {
       const bool unavailable = rc == -EPERM || rc == -ENOSYS;
       throw_errno(-rc, std::string(unavailable ? "io_uring unavailable: " : "") + "io_uring_queue_init(" +
-                           std::to_string(depth) + ") for " + quoted(owner.uri()));
+                           std::to_string(depth) + ") for " + in_quotes(owner.uri()));
     }
     slots_.resize(depth);
     free_slots_.reserve(depth);
@@ -223,7 +223,7 @@ class file_channel final : public store_channel {
     if (io_uring_sq_ready(&ring_) == 0) return;
     const int rc = io_uring_submit(&ring_);
     if (rc >= 0 || rc == -EAGAIN || rc == -EBUSY || rc == -EINTR) return;
-    throw_errno(-rc, "io_uring_submit for " + quoted(store_.uri()));
+    throw_errno(-rc, "io_uring_submit for " + in_quotes(store_.uri()));
   }
 
   std::size_t reap(std::span<store_result> out) override {
@@ -331,7 +331,7 @@ class file_channel final : public store_channel {
 };
 
 std::unique_ptr<store_channel> file_store::open_channel(unsigned depth) {
-  if (depth == 0) throw std::invalid_argument("open_channel on " + quoted(options_.uri) + ": depth must be at least 1");
+  if (depth == 0) throw std::invalid_argument("open_channel on " + in_quotes(options_.uri) + ": depth must be at least 1");
   return std::make_unique<file_channel>(*this, depth);
 }
 
