@@ -30,8 +30,6 @@ constexpr unsigned max_resubmissions = 100;
 // about to free, so a channel waits them out, but no longer than this for a hung device.
 constexpr std::uint64_t drain_limit_ms = 5000;
 
-std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
-
 std::string context(const store_options& options) { return "open_store(" + in_quotes(options.uri) + "): "; }
 
 [[noreturn]] void throw_errno(int error, const std::string& what) {

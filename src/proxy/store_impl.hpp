@@ -12,6 +12,9 @@
 
 namespace agio::proxy {
 
+// Text in double quotes, for error messages that name a URI, path or value.
+inline std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
+
 // What a URI's query asks of the store, whichever kind it is.
 struct store_options {
   std::string uri;  // the URI as given, for error messages and store::uri()

@@ -21,8 +21,6 @@ namespace {
   throw std::invalid_argument("open_store(\"" + std::string(uri) + "\"): " + why);
 }
 
-std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
-
 struct named_profile {
   std::string_view name;
   ssd_profile profile;
@@ -48,9 +46,9 @@ std::vector<param> split_query(std::string_view uri, std::string_view query) {
     const std::string_view item = query.substr(begin, end - begin);
     const std::size_t eq = item.find('=');
     if (item.empty()) bad_uri(uri, "empty parameter");
-    if (eq == std::string_view::npos || eq == 0) bad_uri(uri, "parameter " + quoted(item) + " is not key=value");
+    if (eq == std::string_view::npos || eq == 0) bad_uri(uri, "parameter " + in_quotes(item) + " is not key=value");
     for (const param& seen : params) {
-      if (seen.key == item.substr(0, eq)) bad_uri(uri, "parameter " + quoted(seen.key) + " given twice");
+      if (seen.key == item.substr(0, eq)) bad_uri(uri, "parameter " + in_quotes(seen.key) + " given twice");
     }
     params.push_back({item.substr(0, eq), item.substr(eq + 1)});
     begin = end + 1;
@@ -69,7 +67,7 @@ std::optional<T> parse_number(std::string_view text) {
 double parse_rate(std::string_view uri, const param& p) {
   const std::optional<double> value = parse_number<double>(p.value);
   if (!value || !std::isfinite(*value) || *value < 0) {
-    bad_uri(uri, "bad number " + quoted(p.value) + " for " + std::string(p.key) + " (expected a non-negative number)");
+    bad_uri(uri, "bad number " + in_quotes(p.value) + " for " + std::string(p.key) + " (expected a non-negative number)");
   }
   return *value;
 }
@@ -77,7 +75,7 @@ double parse_rate(std::string_view uri, const param& p) {
 std::uint32_t parse_lba(std::string_view uri, const param& p) {
   const std::optional<std::uint32_t> value = parse_number<std::uint32_t>(p.value);
   if (!value || (*value != 512 && *value != 4096)) {
-    bad_uri(uri, "bad lba " + quoted(p.value) + " (expected 512 or 4096)");
+    bad_uri(uri, "bad lba " + in_quotes(p.value) + " (expected 512 or 4096)");
   }
   return *value;
 }
@@ -88,7 +86,7 @@ fault_injection parse_fault(std::string_view uri, const param& p) {
   const std::optional<std::uint64_t> lba =
       at == std::string_view::npos ? std::nullopt : parse_number<std::uint64_t>(p.value.substr(at + 1));
   if (!lba || (what != "eio" && what != "short")) {
-    bad_uri(uri, "bad fault " + quoted(p.value) + " (expected eio@LBA or short@LBA)");
+    bad_uri(uri, "bad fault " + in_quotes(p.value) + " (expected eio@LBA or short@LBA)");
   }
   return {what == "eio" ? fault_injection::kind::eio : fault_injection::kind::short_transfer, *lba};
 }
@@ -99,7 +97,7 @@ ssd_profile find_profile(std::string_view uri, std::string_view name) {
     if (candidate.name == name) return candidate.profile;
     known += (known.empty() ? "" : ", ") + std::string(candidate.name);
   }
-  bad_uri(uri, "unknown profile " + quoted(name) + " (known: " + known + ")");
+  bad_uri(uri, "unknown profile " + in_quotes(name) + " (known: " + known + ")");
 }
 
 bool is_ram_only(std::string_view key) {
@@ -110,14 +108,14 @@ bool is_ram_only(std::string_view key) {
 void apply_param(store_spec& spec, const param& p) {
   const std::string_view uri = spec.options.uri;
   const bool ram = spec.what == store_spec::kind::ram;
-  if (is_ram_only(p.key) && !ram) bad_uri(uri, "parameter " + quoted(p.key) + " applies to ram: stores only");
+  if (is_ram_only(p.key) && !ram) bad_uri(uri, "parameter " + in_quotes(p.key) + " applies to ram: stores only");
   if (p.key == "create" && ram) bad_uri(uri, "parameter \"create\" applies to file: stores only");
   ssd_profile& profile = spec.options.profile;
   if (p.key == "lba") {
     spec.options.lba_bytes = parse_lba(uri, p);
   } else if (p.key == "create") {
     spec.options.create_bytes = parse_size(p.value);
-    if (!spec.options.create_bytes) bad_uri(uri, "bad size " + quoted(p.value) + " for create");
+    if (!spec.options.create_bytes) bad_uri(uri, "bad size " + in_quotes(p.value) + " for create");
   } else if (p.key == "read_us") {
     profile.read_latency_us = parse_rate(uri, p);
   } else if (p.key == "write_us") {
@@ -131,7 +129,7 @@ void apply_param(store_spec& spec, const param& p) {
   } else if (p.key == "fault") {
     spec.options.fault = parse_fault(uri, p);
   } else if (p.key != "profile") {
-    bad_uri(uri, "unknown parameter " + quoted(p.key));
+    bad_uri(uri, "unknown parameter " + in_quotes(p.key));
   }
 }
 
@@ -181,7 +179,7 @@ store_spec parse_store_uri(std::string_view uri) {
   const std::size_t colon = uri.find(':');
   if (colon == std::string_view::npos) bad_uri(uri, "expected ram:SIZE or file:PATH");
   const std::string_view scheme = uri.substr(0, colon);
-  if (scheme != "ram" && scheme != "file") bad_uri(uri, "unknown scheme " + quoted(scheme) + " (expected ram or file)");
+  if (scheme != "ram" && scheme != "file") bad_uri(uri, "unknown scheme " + in_quotes(scheme) + " (expected ram or file)");
   spec.what = scheme == "ram" ? store_spec::kind::ram : store_spec::kind::file;
 
   const std::string_view rest = uri.substr(colon + 1);
@@ -197,7 +195,7 @@ store_spec parse_store_uri(std::string_view uri) {
     return spec;
   }
   const std::optional<std::uint64_t> bytes = parse_size(body);
-  if (!bytes) bad_uri(uri, "bad size " + quoted(body) + " (expected bytes or a K, M, G, T suffix)");
+  if (!bytes) bad_uri(uri, "bad size " + in_quotes(body) + " (expected bytes or a K, M, G, T suffix)");
   check_size(uri, "size", *bytes, lba_bytes);
   spec.ram_bytes = *bytes;
   return spec;
