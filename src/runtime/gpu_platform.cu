@@ -1,9 +1,12 @@
 // The GPU platform: device memory from cudaMalloc, transport memory from mapped pinned host
 // memory, the completion service as a persistent kernel on a stream of its own, and the copy
 // engine driven by cudaMemcpyAsync.
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <mutex>
 #include <cstring>
 #include <deque>
 #include <stdexcept>
@@ -115,6 +118,7 @@ class gpu_platform final : public runtime::platform {
   }
   ~gpu_platform() override {
     if (service_running_) join_service(60'000);
+    release_deferred();
     cudaStreamDestroy(service_stream_);
     cudaStreamDestroy(control_stream_);
   }
@@ -131,15 +135,28 @@ class gpu_platform final : public runtime::platform {
     std::memset(p, 0, bytes);
     return p;
   }
-  void free_pinned(void* p) override { cudaFreeHost(p); }
+  // cudaFreeHost waits for every kernel on the device, the completion service included, so
+  // pinned memory given back while the service runs is freed once it has stopped.
+  void free_pinned(void* p) override {
+    if (service_running_) {
+      std::lock_guard lock(deferred_mutex_);
+      deferred_pinned_.push_back(p);
+    } else {
+      cudaFreeHost(p);
+    }
+  }
+  // Stream-ordered allocation: cudaMalloc/cudaFree would wait for the running service.
   void* allocate_device(std::size_t bytes) override {
     void* p = nullptr;
-    check_cuda(cudaMalloc(&p, bytes), "cudaMalloc");
+    check_cuda(cudaMallocAsync(&p, bytes, control_stream_), "cudaMallocAsync");
     check_cuda(cudaMemsetAsync(p, 0, bytes, control_stream_), "cudaMemset");
     check_cuda(cudaStreamSynchronize(control_stream_), "cudaMemset");
     return p;
   }
-  void free_device(void* p) override { cudaFree(p); }
+  void free_device(void* p) override {
+    cudaFreeAsync(p, control_stream_);
+    cudaStreamSynchronize(control_stream_);
+  }
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override { copy(dst, src, bytes); }
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override { copy(dst, src, bytes); }
 
@@ -171,6 +188,7 @@ class gpu_platform final : public runtime::platform {
       const cudaError_t state = cudaStreamQuery(service_stream_);
       if (state == cudaSuccess) {
         service_running_ = false;
+        release_deferred();
         return true;
       }
       if (state != cudaErrorNotReady) {
@@ -187,6 +205,12 @@ class gpu_platform final : public runtime::platform {
   }
 
  private:
+  void release_deferred() {
+    std::lock_guard lock(deferred_mutex_);
+    for (void* p : deferred_pinned_) cudaFreeHost(p);
+    deferred_pinned_.clear();
+  }
+
   void copy(void* dst, const void* src, std::size_t bytes) {
     // A stream of our own that never waits for user kernels or the service.
     check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, control_stream_), "cudaMemcpyAsync");
@@ -198,11 +222,41 @@ class gpu_platform final : public runtime::platform {
   cudaStream_t service_stream_{};
   cudaStream_t control_stream_{};
   bool service_running_ = false;
+  std::mutex deferred_mutex_;
+  std::vector<void*> deferred_pinned_;
 };
+
+// The completion service is a kernel that runs as long as the runtime. With CUDA's lazy module
+// loading (the default since CUDA 12) the first launch of any other kernel loads its module,
+// and that load waits for running kernels: it would wait for the service forever (seen on an
+// H100: a kernel launched on another stream never started until the service ended). Eager
+// loading loads every kernel when CUDA starts.
+void require_eager_module_loading() {
+  if (std::getenv("CUDA_MODULE_LOADING") == nullptr) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+}
+
+void check_module_loading_mode() {
+  using get_mode_fn = CUresult (*)(CUmoduleLoadingMode*);
+  void* entry = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion("cuModuleGetLoadingMode", &entry, 11070, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return;  // drivers before CUDA 11.7 have no lazy loading
+  }
+  CUmoduleLoadingMode mode{};
+  if (reinterpret_cast<get_mode_fn>(entry)(&mode) == CUDA_SUCCESS && mode == CU_MODULE_LAZY_LOADING) {
+    throw std::runtime_error(
+        "agio: CUDA lazy module loading is on, so kernels launched while agio's completion service runs "
+        "would wait for it forever. Set CUDA_MODULE_LOADING=EAGER in the environment, or create the "
+        "agio runtime before any other CUDA call in the process.");
+  }
+}
 
 }  // namespace
 
 std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not) {
+  require_eager_module_loading();
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
@@ -210,6 +264,7 @@ std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not) {
     why_not = e != cudaSuccess ? std::string("no usable GPU: ") + cudaGetErrorString(e) : "no GPU found";
     return nullptr;
   }
+  check_module_loading_mode();
   int device = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   return std::make_unique<gpu_platform>(device);
