@@ -21,6 +21,9 @@
 #include <random>
 #include <thread>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "harness/json.hpp"
@@ -179,26 +182,35 @@ point run_ceiling(const std::vector<std::unique_ptr<proxy::store>>& stores, std:
                   const proxy::host_memory& memory) {
   threads = static_cast<unsigned>(std::min<std::uint64_t>(threads, outstanding));
   const std::uint32_t depth = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, outstanding / threads));
+  // Requests share buffer slots beyond this many per thread; the data is not looked at.
+  const std::uint32_t slots = std::min<std::uint32_t>(depth, 256);
   std::atomic<std::uint64_t> total{0};
-  const auto stop_at = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  const auto start = std::chrono::steady_clock::now();
+  std::atomic<unsigned> ready{0};
+  std::atomic<std::int64_t> start_ns{0};
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       std::vector<std::unique_ptr<proxy::store_channel>> channels;
       for (auto& s : stores) channels.push_back(s->open_channel(depth));
-      auto* buf = static_cast<std::byte*>(memory.allocate(std::size_t{depth} * io_bytes));
+      auto* buf = static_cast<std::byte*>(memory.allocate(std::size_t{slots} * io_bytes));
       std::mt19937_64 rng(t + 99);
       std::vector<proxy::store_result> results(depth);
       std::uint64_t done = 0;
       std::vector<std::uint32_t> inflight(channels.size(), 0);
       std::uint32_t next_slot = 0;
+      // Every thread starts measuring together, once all have set up.
+      if (ready.fetch_add(1) + 1 == threads) {
+        start_ns = std::chrono::steady_clock::now().time_since_epoch().count();
+      }
+      while (start_ns.load() == 0) std::this_thread::yield();
+      const auto stop_at = std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(start_ns.load())) +
+                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
       while (std::chrono::steady_clock::now() < stop_at) {
         for (std::size_t c = 0; c < channels.size(); ++c) {
           while (inflight[c] < depth / channels.size() + 1) {
             const std::uint64_t units = stores[c]->capacity_bytes() / io_bytes;
             const proxy::store_io io{write ? proxy::store_op::write : proxy::store_op::read, (rng() % units) * io_bytes,
-                                     io_bytes, buf + std::size_t{next_slot++ % depth} * io_bytes, 0};
+                                     io_bytes, buf + std::size_t{next_slot++ % slots} * io_bytes, 0};
             if (!channels[c]->submit(io)) break;
             ++inflight[c];
           }
@@ -224,7 +236,7 @@ point run_ceiling(const std::vector<std::unique_ptr<proxy::store>>& stores, std:
   }
   for (auto& th : pool) th.join();
   point p;
-  p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  p.seconds = seconds;
   p.ops = total.load();
   p.iops = static_cast<double>(p.ops) / p.seconds;
   return p;
@@ -269,8 +281,12 @@ void fill_file(const std::string& path, std::uint64_t bytes) {
     }
     out.write(chunk.data(), static_cast<std::streamsize>(std::min<std::uint64_t>(chunk.size(), bytes - done)));
   }
-  out.flush();
+  out.close();
   if (!out) throw std::runtime_error("randrw: cannot write " + path);
+  // Dirty page-cache pages would make the O_DIRECT reads that follow wait for write-back.
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0 || ::fsync(fd) != 0) throw std::runtime_error("randrw: cannot fsync " + path);
+  ::close(fd);
 }
 
 struct series {
@@ -299,8 +315,10 @@ int randrw_main(int argc, char** argv, int first) {
   const std::uint64_t ram_bytes = static_cast<std::uint64_t>(opt.number("ram-gib", 1) * (1ull << 30));
   const auto experiments = opt.list("experiments", "ram,file,devices,movers");
   const backend want = opt.get("backend", "auto") == "cpu" ? backend::cpu : backend::automatic;
-  const std::uint32_t queue_pairs = static_cast<std::uint32_t>(opt.number("queue-pairs", 16));
-  const std::uint32_t depth = static_cast<std::uint32_t>(opt.number("queue-depth", 512));
+  // Queue pairs in all (shared among the devices of a series): the completion service runs one
+  // warp per queue pair, so they also set how many warps retire completions and copy data.
+  const std::uint32_t queue_pairs = static_cast<std::uint32_t>(opt.number("queue-pairs", 64));
+  const std::uint32_t depth = static_cast<std::uint32_t>(opt.number("queue-depth", 128));
   const unsigned ctl_threads = static_cast<unsigned>(opt.number("controller-threads", 8));
   opt.reject_unknown();
 
@@ -309,7 +327,7 @@ int randrw_main(int argc, char** argv, int first) {
   const std::string profile = "ram:" + std::to_string(std::min<std::uint64_t>(ram_bytes, 512ull << 20) >> 20) +
                               "M?lba=4096&read_gbps=3.7&write_gbps=2.2";
   const std::vector<std::uint64_t> sweep_full{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144};
-  const std::vector<std::uint64_t> sweep_quick{1, 16, 256, 4096, 65536};
+  const std::vector<std::uint64_t> sweep_quick{1, 16, 256, 4096, 16384};
   const auto& sweep = full ? sweep_full : sweep_quick;
   const std::vector<std::uint64_t> file_sweep{1, 4, 16, 64, 128, 256, 1024};
 
@@ -329,7 +347,7 @@ int randrw_main(int argc, char** argv, int first) {
         std::vector<std::string> uris(n, profile);
         for (bool w : {false, true})
           plan.push_back({"profile-x" + std::to_string(n), "ram: stores emulating a 3.7 GB/s read / 2.2 GB/s write SSD", uris,
-                          data_mover::gpu_warps, 4096, w, {std::uint64_t{16384} * n}, true});
+                          data_mover::gpu_warps, 4096, w, {std::uint64_t{4096} * n}, true});
       }
     } else {
       throw std::invalid_argument("unknown experiment '" + e + "' (ram, file, devices, movers)");

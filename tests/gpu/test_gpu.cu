@@ -140,7 +140,7 @@ void figure1(std::uint32_t queue_pairs, std::uint32_t depth) {
   o.max_transfer_bytes = 4096;
   o.transaction_records = threads * per_thread + 1024;
   runtime rt(o);
-  rt.attach(device_options{"ram:4M?lba=4096", queue_pairs, depth});
+  rt.attach(device_options{"ram:4M?lba=4096&read_us=200", queue_pairs, depth});
   rt.start();
   auto* buffers = static_cast<std::byte*>(rt.allocate_device(std::size_t{threads} * per_thread * 4096));
   auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
@@ -195,10 +195,10 @@ class GpuFaults : public ::testing::Test {
     rt->start();
     buffer = static_cast<std::byte*>(rt->allocate_device(64 * 1024));
     result = static_cast<std::uint32_t*>(rt->allocate_device(4));
-    cudaMalloc(&unregistered, 4096);
-  }
-  void TearDown() override {
-    if (unregistered) cudaFree(unregistered);
+    // GPU memory the controller was never told about. Not cudaMalloc/cudaFree: cudaFree waits
+    // for every kernel on the device, the completion service included.
+    unregistered = rt->allocate_device(4096);
+    rt->unregister_memory(unregistered);
   }
   status run(probe what) {
     run_job(*rt, 1, probe_job{rt->io(), what, buffer, static_cast<std::byte*>(unregistered), result});

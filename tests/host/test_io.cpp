@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <latch>
 #include <numeric>
 #include <random>
 
@@ -117,11 +118,14 @@ void run_figure1(std::uint32_t queue_pairs, std::uint32_t depth, unsigned thread
   opt.max_transfer_bytes = 4096;
   opt.transaction_records = threads * per_thread + 64;
   runtime rt(opt);
-  rt.attach(device_options{"ram:4M?lba=4096", queue_pairs, depth});
+  // A read latency keeps commands outstanding long enough for every queue to fill.
+  rt.attach(device_options{"ram:4M?lba=4096&read_us=5000", queue_pairs, depth});
   rt.start();
   const controller& io = rt.io();
   auto* buffers = static_cast<std::byte*>(rt.allocate_device(std::size_t{threads} * per_thread * 4096));
+  std::latch all_started(threads);  // every thread issues at once, as GPU threads would
   run_threads(threads, [&](unsigned t) {
+    all_started.arrive_and_wait();
     std::vector<transaction> mine;
     for (unsigned k = 0; k < per_thread; ++k) {
       const std::uint64_t block = (t * per_thread + k) % 1024;

@@ -140,8 +140,10 @@ class controller {
 
     // Algorithm 2: start at a queue chosen by the submitter's index; a full queue sends the
     // submitter to the next one. Only when every queue of the device is full does it back off.
+    // Submitters that find every queue full sleep longer between sweeps (up to 32 us): with
+    // tens of thousands of them, short sleeps turn their polling into the bottleneck.
     const std::uint32_t start = detail::submitter_index() % info.qp_count;
-    detail::backoff wait(4'096);
+    detail::backoff wait(32'768);
     for (;;) {
       for (std::uint32_t k = 0; k < info.qp_count; ++k) {
         const queue::queue_pair& qp = queue_pairs[info.first_qp + (start + k) % info.qp_count];
@@ -151,9 +153,8 @@ class controller {
           detail::fetch_add<detail::scope::device>(counters[dev].submitted, std::uint64_t{1}, detail::relaxed);
           return {index, 0};
         }
-        detail::fetch_add<detail::scope::device>(counters[dev].queue_full_retries, std::uint64_t{1},
-                                                 detail::relaxed);
       }
+      detail::fetch_add<detail::scope::device>(counters[dev].queue_full_retries, std::uint64_t{1}, detail::relaxed);
       if (limit.passed()) {
         detail::store<detail::scope::device>(rec.owner, 0u, detail::release);
         return reject(outcome::no_resources);

@@ -38,7 +38,7 @@ struct device_counters {
   std::uint64_t submitted;
   std::uint64_t completed;
   std::uint64_t errors;
-  std::uint64_t queue_full_retries;  // times a submitter found a queue full and moved on
+  std::uint64_t queue_full_retries;  // sweeps in which a submitter found every queue of the device full
   std::uint64_t bytes;
   std::uint64_t latency[latency_buckets];
 };
