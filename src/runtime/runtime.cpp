@@ -247,7 +247,9 @@ void runtime::start() {
   }
   plat.copy_to_device(const_cast<io::device_info*>(s.io.devices), infos.data(), infos.size() * sizeof(io::device_info));
   plat.copy_to_device(const_cast<queue::queue_pair*>(s.io.queue_pairs), qps.data(), qps.size() * sizeof(queue::queue_pair));
-  const io::runtime_control control{1, io::service_run, 0, 0};  // accepting, running
+  io::runtime_control control{};
+  control.accepting = 1;
+  control.service_mode = io::service_run;
   plat.copy_to_device(s.io.control, &control, sizeof control);
 
   void* error_block = plat.allocate_pinned(sizeof(io::error_record));

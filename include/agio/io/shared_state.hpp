@@ -29,6 +29,11 @@ struct runtime_control {
   // Submitters between their check of `accepting` and their doorbell. The service drains only
   // once this is zero, so a submitter that saw `accepting` just before stop() is never lost.
   std::uint32_t in_submission;
+  // Taken by the first failed request. It lives here, in GPU memory, because GPU atomics on
+  // pinned host memory are not allowed on every platform (compute-sanitizer reports them on
+  // an H100 VM); the record itself is then written with plain stores.
+  std::uint32_t error_claimed;
+  std::uint32_t unused;
 };
 
 inline constexpr unsigned latency_buckets = 40;  // bucket k counts latencies in [2^k, 2^(k+1)) ns
@@ -46,8 +51,8 @@ struct device_counters {
 // The first failed request of a run, in host-visible memory so the host can report it while
 // kernels still run.
 struct error_record {
-  std::uint32_t claimed;  // 0 until a failure claims the record
   std::uint32_t valid;    // 1 once the fields below are written
+  std::uint32_t unused;
   std::uint32_t device;
   std::uint32_t opcode;
   std::uint64_t lba;

@@ -57,7 +57,7 @@ AGIO_HD inline void retire(const controller& c, const queue::queue_pair& qp, std
     detail::fetch_add<scope::device>(counters.errors, std::uint64_t{1}, detail::relaxed);
     std::uint32_t unclaimed = 0;
     io::error_record& err = *c.first_error;
-    if (detail::compare_exchange<scope::system>(err.claimed, unclaimed, 1u, detail::relaxed)) {
+    if (detail::compare_exchange<scope::device>(c.control->error_claimed, unclaimed, 1u, detail::relaxed)) {
       err.device = rec.device;
       err.opcode = rec.opcode;
       err.lba = rec.lba;
@@ -125,7 +125,8 @@ AGIO_HD inline bool drained(const controller& c, std::uint32_t worker, std::uint
 // queue pairs worker, worker + workers, ... belong to it alone. Runs until the host asks it to
 // exit, or to drain and every command of its queues has been retired.
 AGIO_HD inline void run(const controller& c, std::uint32_t worker, std::uint32_t workers) {
-  detail::backoff idle(4'096);
+  // Idle polls stay short: a completion waits at most this long for its warp to look again.
+  detail::backoff idle(1'024);
   for (;;) {
     std::uint32_t retired = 0;
     for (std::uint32_t q = worker; q < c.queue_pair_count; q += workers) retired += poll_queue(c, c.queue_pairs[q]);
