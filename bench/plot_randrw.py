@@ -28,37 +28,31 @@ def main(path, out):
     title = f"agio randrw on {doc['device']}, {doc['date']}"
     fig.suptitle(title, fontsize=11)
 
+    def agio_beside_ceiling(ax, value, scale, **match):
+        for op, style in (("read", "-"), ("write", "--")):
+            for system, color in (("agio", "C0"), ("cpu-ceiling", "C7")):
+                x, rows = series(pts, op=op, system=system, **match)
+                if x:
+                    ax.plot(x, [r[value] / scale for r in rows], style, color=color, marker="o",
+                            label=f"{system} {op}")
+        ax.set(xscale="log", xlabel="requests outstanding")
+
     ax = axes[0][0]
-    for op, style in (("read", "-"), ("write", "--")):
-        for system, color in (("agio", "C0"), ("cpu-ceiling", "C7")):
-            x, rows = series(pts, series="ram", io_bytes=4096, op=op, system=system)
-            if x:
-                ax.plot(x, [r["iops"] / 1e6 for r in rows], style, color=color, marker="o", label=f"{system} {op}")
-    ax.set(xscale="log", xlabel="requests outstanding", ylabel="million IOPS",
-           title="ram: store (emulation, pinned host RAM), 4 KiB random")
+    agio_beside_ceiling(ax, "iops", 1e6, series="ram", io_bytes=4096)
+    ax.set(ylabel="million IOPS", title="ram: store (emulation, pinned host RAM), 4 KiB random")
     ax.legend(fontsize=8)
 
     ax = axes[0][1]
-    for op, style in (("read", "-"), ("write", "--")):
-        for system, color in (("agio", "C0"), ("cpu-ceiling", "C7")):
-            x, rows = series(pts, series="ram", io_bytes=65536, op=op, system=system)
-            if x:
-                ax.plot(x, [r["gbps"] for r in rows], style, color=color, marker="o", label=f"{system} {op}")
+    agio_beside_ceiling(ax, "gbps", 1, series="ram", io_bytes=65536)
     h2d = doc["config"].get("h2d_copy_gbps", 0)
     if h2d:
         ax.axhline(h2d, color="C3", lw=1, label=f"pinned host-to-device copy {h2d:.1f} GB/s")
-    ax.set(xscale="log", xlabel="requests outstanding", ylabel="GB/s",
-           title="ram: store (emulation), 64 KiB random")
+    ax.set(ylabel="GB/s", title="ram: store (emulation), 64 KiB random")
     ax.legend(fontsize=8)
 
     ax = axes[1][0]
-    for op, style in (("read", "-"), ("write", "--")):
-        for system, color in (("agio", "C0"), ("cpu-ceiling", "C7")):
-            x, rows = series(pts, series="file", op=op, system=system)
-            if x:
-                ax.plot(x, [r["iops"] / 1e3 for r in rows], style, color=color, marker="o", label=f"{system} {op}")
-    ax.set(xscale="log", xlabel="requests outstanding", ylabel="thousand IOPS",
-           title="file: store on the VM's virtio disk (real I/O), 4 KiB random")
+    agio_beside_ceiling(ax, "iops", 1e3, series="file")
+    ax.set(ylabel="thousand IOPS", title="file: store on the VM's virtio disk (real I/O), 4 KiB random")
     ax.legend(fontsize=8)
 
     ax = axes[1][1]
@@ -71,7 +65,10 @@ def main(path, out):
                         label=f"{system} {op}")
     ax.set(xlabel="devices", ylabel="GB/s aggregate", xticks=[1, 2, 3, 4],
            title="ram: stores emulating a 3.7/2.2 GB/s SSD each, 4 KiB random")
-    ax.legend(fontsize=8)
+    if ax.lines:
+        ax.legend(fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "not in this run", ha="center", transform=ax.transAxes)
 
     fig.tight_layout()
     fig.savefig(out, dpi=110)

@@ -12,45 +12,11 @@
 
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
+#include "harness/chunk_job.hpp"
 #include "harness/options.hpp"
 
 namespace agio::tools {
 namespace {
-
-// Thread t moves chunks t, t + threads, ...; reads visit chunks in a scrambled order so that
-// data comes back through different threads and queues than it went out.
-struct chunk_job {
-  controller io;
-  std::uint32_t device;
-  std::uint32_t write;
-  std::byte* buffer;
-  std::uint32_t chunk_bytes;
-  std::uint32_t chunks;
-  std::uint32_t* failures;
-
-  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    const std::uint32_t blocks = chunk_bytes / io.lba_bytes(device);
-    constexpr std::uint32_t in_flight = 4;
-    transaction tx[in_flight];
-    std::uint32_t n = 0;
-    for (std::uint32_t i = t; i < chunks; i += threads) {
-      // 7919 is prime and chunks a power of two, so this visits every chunk once.
-      const std::uint32_t c = write ? i : static_cast<std::uint32_t>((std::uint64_t{i} * 7919) % chunks);
-      std::byte* p = buffer + std::uint64_t{c} * chunk_bytes;
-      tx[n++] = write ? io.async_write(device, std::uint64_t{c} * blocks, blocks, p)
-                      : io.async_read(device, std::uint64_t{c} * blocks, blocks, p);
-      if (n == in_flight) {
-        for (std::uint32_t k = 0; k < n; ++k) {
-          if (!io.wait(tx[k]).ok()) detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
-        }
-        n = 0;
-      }
-    }
-    for (std::uint32_t k = 0; k < n; ++k) {
-      if (!io.wait(tx[k]).ok()) detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
-    }
-  }
-};
 
 std::uint64_t checksum(const std::byte* p, std::size_t n) {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a
@@ -93,8 +59,8 @@ int demo_main(int argc, char** argv, int first) {
   const std::uint32_t threads = gpu ? 512 : 8;
   int bad = 0;
   for (const auto& [dev, label] : {std::pair{ram_dev, "ram: (pinned host RAM)"}, std::pair{file_dev, "file: (real I/O)"}}) {
-    const double w = run_job(rt, threads, chunk_job{rt.io(), dev, 1, source, chunk, bytes / chunk, failures});
-    const double r = run_job(rt, threads, chunk_job{rt.io(), dev, 0, back, chunk, bytes / chunk, failures});
+    const double w = run_job(rt, threads, bench::chunk_job{rt.io(), dev, 1, source, chunk, bytes / chunk, failures});
+    const double r = run_job(rt, threads, bench::chunk_job{rt.io(), dev, 0, back, chunk, bytes / chunk, failures});
     std::vector<std::byte> got(bytes);
     rt.copy_to_host(got.data(), back, bytes);
     std::uint32_t failed = 0;

@@ -26,6 +26,11 @@ class options {
     }
   }
   bool has(const std::string& k) const { return values_.count(k) != 0; }
+  // A switch such as --full: present or not.
+  bool flag(const std::string& k) const {
+    used_[k] = true;
+    return has(k);
+  }
   std::string get(const std::string& k, const std::string& fallback) const {
     used_[k] = true;
     auto it = values_.find(k);

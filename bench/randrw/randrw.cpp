@@ -156,8 +156,7 @@ point run_agio(agio_setup& s, std::uint32_t devices, std::uint32_t io_bytes, std
   random_io_job job{rt.io(), devices, s.units, s.unit_blocks, io_bytes, s.buffer, s.slots, batch, 1,
                     write ? 1u : 0u, 12345, s.failures};
   // Calibrate with a short run, then size the measured run to the target time.
-  const double first = run_job(rt, threads, job);
-  const double per_round = first;
+  const double per_round = run_job(rt, threads, job);
   job.rounds = static_cast<std::uint32_t>(std::clamp(target_seconds / std::max(per_round, 1e-6), 1.0, 100000.0));
   job.seed = 777 + outstanding;
   const auto before = latency_sum(rt);
@@ -306,8 +305,7 @@ const char* mover_name(data_mover m) { return m == data_mover::gpu_warps ? "gpu_
 
 int randrw_main(int argc, char** argv, int first) {
   options opt(argc, argv, first);
-  const bool full = opt.has("full");
-  opt.get("full", "");
+  const bool full = opt.flag("full");
   const std::string out_path = opt.get("out", "results/randrw.json");
   const double seconds = opt.number("seconds", full ? 0.4 : 0.25);
   const std::string file_path = opt.get("file", (std::filesystem::temp_directory_path() / "agio-randrw.bin").string());

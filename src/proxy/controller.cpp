@@ -183,7 +183,7 @@ struct nvme_controller::worker {
     switch (static_cast<spec::opcode>(cmd.opc())) {
       case spec::opcode::flush:
         state.op = spec::opcode::flush;
-        return submit_store(q, cid, store_io{store_op::flush, 0, 0, nullptr, tag_of(q.index, cid)});
+        return submit_store(q, store_io{store_op::flush, 0, 0, nullptr, tag_of(q.index, cid)});
       case spec::opcode::read:
       case spec::opcode::write:
         return execute_rw(q, cid, cmd, state);
@@ -251,7 +251,7 @@ struct nvme_controller::worker {
         if (whole) state.segments.assign(1, segment{reinterpret_cast<std::uint64_t>(whole->address), state.bytes});
         state.next = then::scatter_to_user;
       }
-      return submit_store(q, cid, store_io{op, state.offset, state.bytes, state.io_buffer, tag});
+      return submit_store(q, store_io{op, state.offset, state.bytes, state.io_buffer, tag});
     }
 
     if (q.qp.stage_writes != 0) {
@@ -274,7 +274,7 @@ struct nvme_controller::worker {
       }
       state.io_buffer = bounce;
     }
-    return submit_store(q, cid, store_io{op, state.offset, state.bytes, state.io_buffer, tag});
+    return submit_store(q, store_io{op, state.offset, state.bytes, state.io_buffer, tag});
   }
 
   // Walks PRP1, PRP2 and PRP lists (NVMe Base 2.0 §4.1.1) into scratch_, merging pages that
@@ -322,8 +322,7 @@ struct nvme_controller::worker {
     return ok_status;
   }
 
-  void submit_store(queue_state& q, std::uint16_t cid, const store_io& io) {
-    (void)cid;
+  void submit_store(const queue_state& q, const store_io& io) {
     std::deque<store_io>& waiting = backlog_[q.device];
     if (!waiting.empty() || !channels_[q.device]->submit(io)) waiting.push_back(io);
   }
@@ -395,7 +394,7 @@ struct nvme_controller::worker {
     command_state& state = q.commands[cid];
     if (state.next == then::store_write) {
       state.next = then::complete;
-      return submit_store(q, cid, store_io{store_op::write, state.offset, state.bytes, state.io_buffer, tag});
+      return submit_store(q, store_io{store_op::write, state.offset, state.bytes, state.io_buffer, tag});
     }
     complete(q, cid, ok_status);
   }

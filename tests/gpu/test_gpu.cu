@@ -13,6 +13,7 @@
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "agio/spec/status.hpp"
+#include "harness/chunk_job.hpp"
 
 namespace agio {
 namespace {
@@ -41,37 +42,6 @@ std::vector<std::byte> random_bytes(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-// Thread t writes (or reads) chunks t, t + threads, ..., keeping `in_flight` requests
-// outstanding; reads walk a scrambled order so data returns through other threads and queues.
-struct chunk_job {
-  controller io;
-  std::uint32_t device;
-  std::uint32_t write;
-  std::byte* buffer;
-  std::uint32_t chunk_bytes;
-  std::uint32_t chunks;
-  std::uint32_t* failures;
-
-  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    const std::uint32_t blocks = chunk_bytes / io.lba_bytes(device);
-    constexpr std::uint32_t in_flight = 4;
-    transaction tx[in_flight];
-    std::uint32_t n = 0;
-    for (std::uint32_t i = t; i < chunks; i += threads) {
-      const std::uint32_t c = write ? i : static_cast<std::uint32_t>((std::uint64_t{i} * 7919) % chunks);
-      std::byte* p = buffer + std::uint64_t{c} * chunk_bytes;
-      tx[n++] = write ? io.async_write(device, std::uint64_t{c} * blocks, blocks, p)
-                      : io.async_read(device, std::uint64_t{c} * blocks, blocks, p);
-      if (n == in_flight || i + threads >= chunks) {
-        for (std::uint32_t k = 0; k < n; ++k) {
-          if (!io.wait(tx[k]).ok()) detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
-        }
-        n = 0;
-      }
-    }
-  }
-};
-
 struct roundtrip_case {
   const char* name;
   data_mover mover;
@@ -93,8 +63,8 @@ TEST_P(GpuRoundtrip, WrittenDataReadsBackInAnotherOrder) {
   auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
   rt.copy_to_device(src, data.data(), bytes);
   const std::uint32_t chunk = 16 * 1024;
-  run_job(rt, 1024, chunk_job{rt.io(), 0, 1, src, chunk, bytes / chunk, failures});
-  run_job(rt, 768, chunk_job{rt.io(), 0, 0, back, chunk, bytes / chunk, failures});
+  run_job(rt, 1024, bench::chunk_job{rt.io(), 0, 1, src, chunk, bytes / chunk, failures});
+  run_job(rt, 768, bench::chunk_job{rt.io(), 0, 0, back, chunk, bytes / chunk, failures});
   std::vector<std::byte> got(bytes);
   rt.copy_to_host(got.data(), back, bytes);
   std::uint32_t failed = 0;
