@@ -26,6 +26,8 @@ AGIO_HD inline unsigned latency_bucket(std::uint64_t ns) {
 // Finishes the command whose completion entry is `entry`; the whole warp calls it.
 AGIO_HD inline void retire(const controller& c, const queue::queue_pair& qp, std::uint32_t dw3) {
   const std::uint16_t cid = spec::cqe_cid(dw3);
+  // Every identifier agio issues is an entry index; anything else names no transaction.
+  if (cid >= qp.depth) return;
   const std::uint16_t nvme = spec::cqe_status(dw3);
   const std::uint32_t index = qp.cid_to_tx[cid];
   io::transaction_record& rec = c.records[index];
