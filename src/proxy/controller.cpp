@@ -265,10 +265,8 @@ struct nvme_controller::worker {
       return;
     } else {
       std::uint32_t done = 0;
-      const std::vector<segment>& parts =
-          whole ? std::vector<segment>{segment{reinterpret_cast<std::uint64_t>(whole->address), state.bytes}}
-                : state.segments;
-      for (const segment& s : parts) {
+      if (whole) state.segments.assign(1, segment{reinterpret_cast<std::uint64_t>(whole->address), state.bytes});
+      for (const segment& s : state.segments) {
         std::memcpy(bounce + done, reinterpret_cast<const void*>(s.address), s.bytes);
         done += s.bytes;
       }
