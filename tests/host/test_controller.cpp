@@ -1,0 +1,122 @@
+// The proxy controller's PRP handling and the IOVA table, driven through raw commands.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "agio/runtime/runtime.hpp"
+#include "agio/spec/status.hpp"
+#include "proxy/iova_table.hpp"
+#include "test_support.hpp"
+
+namespace agio {
+namespace {
+
+TEST(IovaTable, TranslatesInsideRegionsOnlyAndRejectsOverlaps) {
+  proxy::iova_table table;
+  table.add({0x10000, 0x1000, proxy::region_kind::host});
+  table.add({0x20000, 0x2000, proxy::region_kind::device});
+  EXPECT_THROW(table.add({0x20800, 0x100, proxy::region_kind::host}), std::invalid_argument);
+  proxy::iova_table::reader reader(table);
+  EXPECT_EQ(reader.translate(0x10000, 0x1000)->kind, proxy::region_kind::host);
+  EXPECT_EQ(reader.translate(0x21000, 0x1000)->kind, proxy::region_kind::device);
+  EXPECT_FALSE(reader.translate(0x10800, 0x1000)) << "runs off the end of its region";
+  EXPECT_FALSE(reader.translate(0x0f000, 0x10));
+  EXPECT_FALSE(reader.translate(0x30000, 0x10));
+  table.remove(0x10000);
+  EXPECT_FALSE(reader.translate(0x10000, 0x10)) << "a reader sees removals";
+}
+
+class RawCommands : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    runtime_options opt;
+    opt.backend = backend::cpu;
+    opt.max_transfer_bytes = 64 * 1024;
+    rt = std::make_unique<runtime>(opt);
+    rt->attach("ram:1M?lba=4096");
+    rt->start();
+    pages = static_cast<std::byte*>(rt->allocate_host(16 * 4096));
+    data = test::random_bytes(4 * 4096, 17);
+    auto* src = static_cast<std::byte*>(rt->allocate_host(data.size()));
+    std::memcpy(src, data.data(), data.size());
+    ASSERT_TRUE(rt->io().write(0, 8, 4, src).ok());
+  }
+  std::uint64_t page(int i) const { return reinterpret_cast<std::uint64_t>(pages + std::size_t(i) * 4096); }
+  status read_with(std::uint64_t prp1, std::uint64_t prp2) const {
+    const auto cmd = spec::make_rw(spec::opcode::read, 0, 1, 8, 4, prp1, prp2);
+    return rt->io().wait(rt->io().async_passthrough(0, cmd, nullptr, 4 * 4096));
+  }
+
+  std::unique_ptr<runtime> rt;
+  std::byte* pages = nullptr;
+  std::vector<std::byte> data;
+};
+
+// A PRP list may name pages anywhere; the controller scatters the data into each in order.
+TEST_F(RawCommands, PrpListScattersIntoNonContiguousPages) {
+  auto* list = reinterpret_cast<std::uint64_t*>(pages + 15 * 4096);
+  list[0] = page(9);
+  list[1] = page(2);
+  list[2] = page(6);
+  ASSERT_TRUE(read_with(page(4), reinterpret_cast<std::uint64_t>(list)).ok());
+  const int order[] = {4, 9, 2, 6};
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(0, std::memcmp(pages + order[k] * 4096, data.data() + k * 4096, 4096)) << "page " << k;
+  }
+}
+
+// When a list page is full, its last entry points to the next list page (NVMe Base 2.0
+// §4.1.1). A list starting 16 bytes before a page boundary holds one entry, then the chain.
+TEST_F(RawCommands, PrpListChainsAcrossAPageBoundary) {
+  std::byte* list_start = pages + 13 * 4096 - 16;
+  auto* first = reinterpret_cast<std::uint64_t*>(list_start);
+  auto* next = reinterpret_cast<std::uint64_t*>(pages + 11 * 4096);
+  first[0] = page(1);
+  first[1] = reinterpret_cast<std::uint64_t>(next);  // last entry of the page: the chain
+  next[0] = page(3);
+  next[1] = page(5);
+  ASSERT_TRUE(read_with(page(0), reinterpret_cast<std::uint64_t>(list_start)).ok());
+  const int order[] = {0, 1, 3, 5};
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(0, std::memcmp(pages + order[k] * 4096, data.data() + k * 4096, 4096)) << "page " << k;
+  }
+}
+
+TEST_F(RawCommands, ListEntriesWithAnOffsetAreInvalid) {
+  auto* list = reinterpret_cast<std::uint64_t*>(pages + 15 * 4096);
+  list[0] = page(9) + 8;
+  list[1] = page(2);
+  list[2] = page(6);
+  EXPECT_EQ(read_with(page(4), reinterpret_cast<std::uint64_t>(list)).nvme_status,
+            spec::make_status(spec::status_type::generic, spec::generic::prp_offset_invalid));
+}
+
+TEST(Counters, LatencyQuantilesComeFromTheHistogram) {
+  device_counters c;
+  c.latency_log2_ns.assign(40, 0);
+  c.latency_log2_ns[10] = 90;  // [1024, 2048) ns
+  c.latency_log2_ns[20] = 10;  // [1 Mi, 2 Mi) ns
+  EXPECT_EQ(c.latency_quantile_ns(0.5), 2048u);
+  EXPECT_EQ(c.latency_quantile_ns(0.95), 2u << 20);
+  EXPECT_EQ(device_counters{}.latency_quantile_ns(0.5), 0u);
+}
+
+TEST(Counters, LatencyIsRecordedForEveryCompletion) {
+  runtime_options opt;
+  opt.backend = backend::cpu;
+  runtime rt(opt);
+  rt.attach("ram:1M?read_us=300");
+  rt.start();
+  auto* buf = rt.allocate_device(4096);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(rt.io().read(0, 0, 8, buf).ok());
+  rt.stop();
+  const auto c = rt.counters()[0];
+  std::uint64_t recorded = 0;
+  for (auto n : c.latency_log2_ns) recorded += n;
+  EXPECT_EQ(recorded, 5u);
+  EXPECT_GE(c.latency_quantile_ns(0.5), 300'000u) << "the profile's 300 us latency is part of every request";
+  EXPECT_EQ(c.bytes, 5u * 4096);
+}
+
+}  // namespace
+}  // namespace agio
