@@ -434,7 +434,7 @@ struct nvme_controller::worker {
 };
 
 nvme_controller::nvme_controller(std::vector<device_endpoint> devices, const iova_table& iova,
-                                 controller_options options, copy_engine_factory make_copy_engine)
+                                 controller_options options, const copy_engine_factory& make_copy_engine)
     : devices_(std::move(devices)), store_errors_(devices_.size()) {
   const unsigned thread_count = std::max(1u, options.threads);
   for (unsigned t = 0; t < thread_count; ++t) {

@@ -49,7 +49,7 @@ class nvme_controller {
   using copy_engine_factory = std::function<std::unique_ptr<copy_engine>()>;
 
   nvme_controller(std::vector<device_endpoint> devices, const iova_table& iova, controller_options options,
-                  copy_engine_factory make_copy_engine);
+                  const copy_engine_factory& make_copy_engine);
   ~nvme_controller();
   nvme_controller(const nvme_controller&) = delete;
   nvme_controller& operator=(const nvme_controller&) = delete;
