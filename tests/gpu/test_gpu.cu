@@ -14,13 +14,13 @@
 #include "agio/runtime/runtime.hpp"
 #include "agio/spec/status.hpp"
 #include "harness/chunk_job.hpp"
+#include "test_support.hpp"
 
 namespace agio {
 namespace {
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("agio-gpu-" + std::to_string(::getpid()) + "-" + name)).string();
-}
+using test::random_bytes;
+using test::temp_file;
 
 runtime_options gpu_options(data_mover mover = data_mover::gpu_warps) {
   runtime_options o;
@@ -30,16 +30,6 @@ runtime_options gpu_options(data_mover mover = data_mover::gpu_warps) {
   o.wait_timeout_ms = 30'000;
   o.stop_timeout_ms = 30'000;
   return o;
-}
-
-std::vector<std::byte> random_bytes(std::size_t n, std::uint64_t seed) {
-  std::vector<std::byte> v(n);
-  std::mt19937_64 rng(seed);
-  for (std::size_t i = 0; i < n; i += 8) {
-    const std::uint64_t x = rng();
-    std::memcpy(v.data() + i, &x, std::min<std::size_t>(8, n - i));
-  }
-  return v;
 }
 
 struct roundtrip_case {
@@ -52,7 +42,8 @@ class GpuRoundtrip : public ::testing::TestWithParam<roundtrip_case> {};
 
 TEST_P(GpuRoundtrip, WrittenDataReadsBackInAnotherOrder) {
   const auto& c = GetParam();
-  const std::string path = temp_path(c.name);
+  const temp_file file(c.name);
+  const std::string path = file.path();
   runtime rt(gpu_options(c.mover));
   const std::uint32_t bytes = 16u << 20;
   rt.attach(device_options{c.file ? "file:" + path + "?create=16M&lba=4096" : "ram:16M?lba=512", 4, 32});
@@ -77,7 +68,6 @@ TEST_P(GpuRoundtrip, WrittenDataReadsBackInAnotherOrder) {
   rt.stop();
   const auto counters = rt.counters();
   EXPECT_EQ(counters[0].completed, 2u * bytes / chunk);
-  std::filesystem::remove(path);
 }
 
 INSTANTIATE_TEST_SUITE_P(StoresAndMovers, GpuRoundtrip,
@@ -204,12 +194,11 @@ TEST_F(GpuFaults, EveryBadRequestGetsItsStatus) {
 TEST_F(GpuFaults, StoreErrorsBecomeMediaErrors) {
   start("ram:1M?lba=4096&fault=eio@1");
   EXPECT_EQ(run(probe::plain).nvme_status, spec::make_status(spec::status_type::media, spec::media::unrecovered_read_error));
-  const std::string path = temp_path("short");
+  const temp_file file("short");
   rt.reset();
-  start("file:" + path + "?create=1M&lba=4096&fault=short@1");
+  start("file:" + file.path() + "?create=1M&lba=4096&fault=short@1");
   EXPECT_EQ(run(probe::plain).nvme_status, spec::make_status(spec::status_type::media, spec::media::unrecovered_read_error));
   rt.reset();
-  std::filesystem::remove(path);
 }
 
 struct deadline_job {
@@ -261,8 +250,8 @@ struct until_stopped_job {
 
 TEST(GpuStop, InFlightWritesFinishOrFailAndNoAcknowledgedWriteIsLost) {
   constexpr std::uint32_t threads = 2048;
-  const std::string path = temp_path("stop");
-  const std::string uri = "file:" + path + "?create=16M&lba=4096";
+  const temp_file file("stop");
+  const std::string uri = "file:" + file.path() + "?create=16M&lba=4096";
   std::vector<std::uint32_t> acknowledged(threads);
   {
     runtime rt(gpu_options());
@@ -298,7 +287,6 @@ TEST(GpuStop, InFlightWritesFinishOrFailAndNoAcknowledgedWriteIsLost) {
     EXPECT_GE(words[0], acknowledged[t]) << "block " << t << " lost an acknowledged write";
   }
   rt.stop();
-  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -42,6 +42,12 @@ class RawCommands : public ::testing::Test {
     ASSERT_TRUE(rt->io().write(0, 8, 4, src).ok());
   }
   std::uint64_t page(int i) const { return reinterpret_cast<std::uint64_t>(pages + std::size_t(i) * 4096); }
+  // The four blocks written in SetUp landed in these pages, in this order.
+  void expect_pages(const int (&order)[4]) const {
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_EQ(0, std::memcmp(pages + order[k] * 4096, data.data() + k * 4096, 4096)) << "page " << k;
+    }
+  }
   status read_with(std::uint64_t prp1, std::uint64_t prp2) const {
     const auto cmd = spec::make_rw(spec::opcode::read, 0, 1, 8, 4, prp1, prp2);
     return rt->io().wait(rt->io().async_passthrough(0, cmd, nullptr, 4 * 4096));
@@ -59,10 +65,7 @@ TEST_F(RawCommands, PrpListScattersIntoNonContiguousPages) {
   list[1] = page(2);
   list[2] = page(6);
   ASSERT_TRUE(read_with(page(4), reinterpret_cast<std::uint64_t>(list)).ok());
-  const int order[] = {4, 9, 2, 6};
-  for (int k = 0; k < 4; ++k) {
-    EXPECT_EQ(0, std::memcmp(pages + order[k] * 4096, data.data() + k * 4096, 4096)) << "page " << k;
-  }
+  expect_pages({4, 9, 2, 6});
 }
 
 // When a list page is full, its last entry points to the next list page (NVMe Base 2.0
@@ -76,10 +79,7 @@ TEST_F(RawCommands, PrpListChainsAcrossAPageBoundary) {
   next[0] = page(3);
   next[1] = page(5);
   ASSERT_TRUE(read_with(page(0), reinterpret_cast<std::uint64_t>(list_start)).ok());
-  const int order[] = {0, 1, 3, 5};
-  for (int k = 0; k < 4; ++k) {
-    EXPECT_EQ(0, std::memcmp(pages + order[k] * 4096, data.data() + k * 4096, 4096)) << "page " << k;
-  }
+  expect_pages({0, 1, 3, 5});
 }
 
 TEST_F(RawCommands, ListEntriesWithAnOffsetAreInvalid) {
