@@ -35,7 +35,7 @@ struct runtime_options {
   data_mover mover = data_mover::gpu_warps;
   std::uint32_t max_transfer_bytes = 128 * 1024;  // largest transfer (NVMe MDTS), 4 KiB..2 MiB
   std::uint32_t controller_threads = 0;  // 0: one per two queue pairs, at most half the cores
-  std::uint32_t service_warps = 0;       // 0: one per queue pair, at most 64 (GPU); 1 thread (CPU)
+  std::uint32_t service_warps = 0;       // 0: one per queue pair, at most 64 warps (GPU) or 2 threads (CPU)
   std::uint32_t transaction_records = 0; // 0: four per queue entry, at least 4096
   std::uint32_t submit_timeout_ms = 10'000;  // how long a submitter waits for a free entry
   std::uint32_t wait_timeout_ms = 60'000;    // the deadline of controller::wait()
