@@ -14,15 +14,12 @@
 #include <thread>
 #include <vector>
 
+#include "agio/detail/cuda_error.hpp"
 #include "agio/service/service.hpp"
 #include "runtime/platform.hpp"
 
 namespace agio {
 namespace {
-
-void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string("agio: ") + what + ": " + cudaGetErrorString(e));
-}
 
 constexpr unsigned service_block_threads = 128;
 
@@ -36,8 +33,8 @@ __global__ void service_kernel(controller io, std::uint32_t workers) {
 class cuda_copy_engine final : public proxy::copy_engine {
  public:
   explicit cuda_copy_engine(int device) : device_(device) {
-    check_cuda(cudaSetDevice(device_), "cudaSetDevice");
-    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate (copy engine)");
+    throw_on_cuda_error(cudaSetDevice(device_), "cudaSetDevice");
+    throw_on_cuda_error(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate (copy engine)");
   }
   ~cuda_copy_engine() override {
     cudaStreamSynchronize(stream_);
@@ -49,10 +46,10 @@ class cuda_copy_engine final : public proxy::copy_engine {
   void copy(void* dst, const void* src, std::size_t bytes, std::uint64_t tag) override {
     if (!device_set_) {
       // The engine is made on one thread and used on a controller thread.
-      check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+      throw_on_cuda_error(cudaSetDevice(device_), "cudaSetDevice");
       device_set_ = true;
     }
-    check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_), "cudaMemcpyAsync");
+    throw_on_cuda_error(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_), "cudaMemcpyAsync");
     open_.push_back(tag);
   }
 
@@ -60,12 +57,12 @@ class cuda_copy_engine final : public proxy::copy_engine {
     if (open_.empty()) return;
     cudaEvent_t e;
     if (spare_.empty()) {
-      check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+      throw_on_cuda_error(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
     } else {
       e = spare_.back();
       spare_.pop_back();
     }
-    check_cuda(cudaEventRecord(e, stream_), "cudaEventRecord");
+    throw_on_cuda_error(cudaEventRecord(e, stream_), "cudaEventRecord");
     batches_.push_back({e, std::move(open_)});
     open_.clear();
   }
@@ -77,7 +74,7 @@ class cuda_copy_engine final : public proxy::copy_engine {
       if (b.next == 0) {
         const cudaError_t state = cudaEventQuery(b.done);
         if (state == cudaErrorNotReady) break;
-        check_cuda(state, "copy engine batch");
+        throw_on_cuda_error(state, "copy engine batch");
       }
       while (b.next < b.tags.size() && n < out.size()) out[n++] = b.tags[b.next++];
       if (b.next == b.tags.size()) {
@@ -111,10 +108,10 @@ class cuda_copy_engine final : public proxy::copy_engine {
 class gpu_platform final : public runtime::platform {
  public:
   explicit gpu_platform(int device) : device_(device) {
-    check_cuda(cudaSetDevice(device_), "cudaSetDevice");
-    check_cuda(cudaGetDeviceProperties(&props_, device_), "cudaGetDeviceProperties");
-    check_cuda(cudaStreamCreateWithFlags(&service_stream_, cudaStreamNonBlocking), "cudaStreamCreate (service)");
-    check_cuda(cudaStreamCreateWithFlags(&control_stream_, cudaStreamNonBlocking), "cudaStreamCreate (control)");
+    throw_on_cuda_error(cudaSetDevice(device_), "cudaSetDevice");
+    throw_on_cuda_error(cudaGetDeviceProperties(&props_, device_), "cudaGetDeviceProperties");
+    throw_on_cuda_error(cudaStreamCreateWithFlags(&service_stream_, cudaStreamNonBlocking), "cudaStreamCreate (service)");
+    throw_on_cuda_error(cudaStreamCreateWithFlags(&control_stream_, cudaStreamNonBlocking), "cudaStreamCreate (control)");
   }
   ~gpu_platform() override {
     if (service_running_) join_service(60'000);
@@ -131,7 +128,7 @@ class gpu_platform final : public runtime::platform {
 
   void* allocate_pinned(std::size_t bytes) override {
     void* p = nullptr;
-    check_cuda(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable), "cudaHostAlloc");
+    throw_on_cuda_error(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable), "cudaHostAlloc");
     std::memset(p, 0, bytes);
     return p;
   }
@@ -148,9 +145,9 @@ class gpu_platform final : public runtime::platform {
   // Stream-ordered allocation: cudaMalloc/cudaFree would wait for the running service.
   void* allocate_device(std::size_t bytes) override {
     void* p = nullptr;
-    check_cuda(cudaMallocAsync(&p, bytes, control_stream_), "cudaMallocAsync");
-    check_cuda(cudaMemsetAsync(p, 0, bytes, control_stream_), "cudaMemset");
-    check_cuda(cudaStreamSynchronize(control_stream_), "cudaMemset");
+    throw_on_cuda_error(cudaMallocAsync(&p, bytes, control_stream_), "cudaMallocAsync");
+    throw_on_cuda_error(cudaMemsetAsync(p, 0, bytes, control_stream_), "cudaMemset");
+    throw_on_cuda_error(cudaStreamSynchronize(control_stream_), "cudaMemset");
     return p;
   }
   void free_device(void* p) override {
@@ -178,7 +175,7 @@ class gpu_platform final : public runtime::platform {
     const std::uint32_t threads = workers * detail::warp::size;
     const std::uint32_t blocks = (threads + service_block_threads - 1) / service_block_threads;
     service_kernel<<<blocks, service_block_threads, 0, service_stream_>>>(io, workers);
-    check_cuda(cudaGetLastError(), "launching the completion service");
+    throw_on_cuda_error(cudaGetLastError(), "launching the completion service");
     service_running_ = true;
   }
 
@@ -193,7 +190,7 @@ class gpu_platform final : public runtime::platform {
       }
       if (state != cudaErrorNotReady) {
         service_running_ = false;
-        check_cuda(state, "completion service kernel");
+        throw_on_cuda_error(state, "completion service kernel");
       }
       if (std::chrono::steady_clock::now() >= limit) return false;
       std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -213,8 +210,8 @@ class gpu_platform final : public runtime::platform {
 
   void copy(void* dst, const void* src, std::size_t bytes) {
     // A stream of our own that never waits for user kernels or the service.
-    check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, control_stream_), "cudaMemcpyAsync");
-    check_cuda(cudaStreamSynchronize(control_stream_), "cudaMemcpyAsync");
+    throw_on_cuda_error(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, control_stream_), "cudaMemcpyAsync");
+    throw_on_cuda_error(cudaStreamSynchronize(control_stream_), "cudaMemcpyAsync");
   }
 
   int device_;
@@ -266,7 +263,7 @@ std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not) {
   }
   check_module_loading_mode();
   int device = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
   return std::make_unique<gpu_platform>(device);
 }
 

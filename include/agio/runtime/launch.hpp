@@ -12,7 +12,7 @@
 #include "agio/runtime/runtime.hpp"
 
 #if defined(__CUDACC__)
-#include <cuda_runtime.h>
+#include "agio/detail/cuda_error.hpp"
 #endif
 
 namespace agio {
@@ -22,10 +22,6 @@ template <class Job>
 __global__ void launch_job_kernel(Job job, std::uint32_t threads) {
   const std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t < threads) job(t, threads);
-}
-
-inline void throw_on_cuda_error(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string("agio: ") + what + ": " + cudaGetErrorString(e));
 }
 #endif
 
