@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
-# Runs part of the GPU suite under compute-sanitizer memcheck (after scripts/gpu-tests.sh has
-# built it). Known limitation, seen on an H100 on 2026-11-21: under the sanitizer a test kernel
-# waiting for I/O never sees its completion, consistent with the sanitizer not running agio's
-# persistent completion service beside other kernels; the run is bounded so it ends with a
-# clear message instead of hanging.
+# Runs the GPU suite (built by scripts/gpu-tests.sh) under compute-sanitizer: memcheck, then
+# racecheck. compute-sanitizer runs one kernel at a time, so the persistent completion service
+# could never run beside a test's kernel; the suite therefore runs with waiters retiring
+# completions (AGIO_TEST_COMPLETION=waiters), which exercises the same retirement code
+# (service/retire.hpp) from single threads. Each tool's run is bounded so a hang ends with a
+# message instead of a stuck job. Usage: scripts/gpu-sanitize.sh [gtest filter]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 build=${AGIO_BUILD_DIR:-build-gpu}
-export CUDA_MODULE_LOADING=EAGER
-limit=${AGIO_SANITIZE_SECONDS:-150}
-timeout "$limit" compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check full "$build/tests/agio_gpu_tests" \
-  --gtest_filter="${1:-*ram_gpu_warps*:GpuFaults.*:GpuWait.*}"
-rc=$?
-if [ "$rc" -eq 124 ]; then
-  echo "gpu-sanitize: compute-sanitizer did not finish in ${limit}s (the known limitation above)" >&2
-fi
-exit "$rc"
+export CUDA_MODULE_LOADING=EAGER AGIO_TEST_COMPLETION=waiters
+limit=${AGIO_SANITIZE_SECONDS:-400}
+filter=${1:-*}
+status=0
+for tool in memcheck racecheck; do
+  extra=()
+  [ "$tool" = memcheck ] && extra=(--leak-check full)
+  echo "== compute-sanitizer --tool $tool" >&2
+  timeout "$limit" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 1 \
+    "$build/tests/agio_gpu_tests" --gtest_filter="$filter"
+  rc=$?
+  if [ "$rc" -eq 124 ]; then
+    echo "gpu-sanitize: $tool did not finish in ${limit}s" >&2
+  fi
+  [ "$rc" -ne 0 ] && status=$rc
+done
+exit "$status"

@@ -15,7 +15,7 @@ void usage() {
       "usage: agio <command> [options]\n"
       "  demo [--backend cpu|auto] [--mib N]   write random data to a ram: and a file: store through agio,\n"
       "                                        read it back in another order, verify, print throughput\n"
-      "  bench randrw [--full] [--out FILE] [--experiments ram,file,devices,movers]\n"
+      "  bench randrw [--full] [--out FILE] [--experiments ram,file,devices,movers] [--completion service|waiters]\n"
       "               [--seconds S] [--file PATH] [--file-gib G] [--ram-gib G] [--backend cpu|auto]\n"
       "               [--queue-pairs N] [--queue-depth N] [--controller-threads N]\n"
       "                                        random reads/writes beside the store's own ceiling (JSON out)\n"

@@ -119,12 +119,13 @@ struct agio_setup {
   std::uint32_t unit_blocks = 0;
 };
 
-agio_setup make_setup(const std::vector<std::string>& uris, data_mover mover, std::uint32_t io_bytes,
-                      std::uint32_t max_outstanding, std::uint32_t queue_pairs, std::uint32_t depth,
-                      std::uint32_t controller_threads, backend want) {
+agio_setup make_setup(const std::vector<std::string>& uris, data_mover mover, completion_mode completion,
+                      std::uint32_t io_bytes, std::uint32_t max_outstanding, std::uint32_t queue_pairs,
+                      std::uint32_t depth, std::uint32_t controller_threads, backend want) {
   runtime_options opt;
   opt.backend = want;
   opt.mover = mover;
+  opt.completion = completion;
   opt.max_transfer_bytes = std::max<std::uint32_t>(io_bytes, 4096);
   opt.controller_threads = controller_threads;
   opt.transaction_records = std::max<std::uint32_t>(max_outstanding + 4096, 4 * queue_pairs * depth * static_cast<std::uint32_t>(uris.size()));
@@ -206,7 +207,9 @@ point run_ceiling(const std::vector<std::unique_ptr<proxy::store>>& stores, std:
                            std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
       while (std::chrono::steady_clock::now() < stop_at) {
         for (std::size_t c = 0; c < channels.size(); ++c) {
-          while (inflight[c] < depth / channels.size() + 1) {
+          // The thread's `depth` requests spread over its channels, exactly `depth` in all.
+          const std::uint32_t share = static_cast<std::uint32_t>(depth / channels.size() + (c < depth % channels.size() ? 1 : 0));
+          while (inflight[c] < share) {
             const std::uint64_t units = stores[c]->capacity_bytes() / io_bytes;
             const proxy::store_io io{write ? proxy::store_op::write : proxy::store_op::read, (rng() % units) * io_bytes,
                                      io_bytes, buf + std::size_t{next_slot++ % slots} * io_bytes, 0};
@@ -313,6 +316,12 @@ int randrw_main(int argc, char** argv, int first) {
   const std::uint64_t ram_bytes = static_cast<std::uint64_t>(opt.number("ram-gib", 1) * (1ull << 30));
   const auto experiments = opt.list("experiments", "ram,file,devices,movers");
   const backend want = opt.get("backend", "auto") == "cpu" ? backend::cpu : backend::automatic;
+  // "waiters": no completion service; waiting threads retire completions (BaM's model).
+  const std::string completion_name = opt.get("completion", "service");
+  if (completion_name != "service" && completion_name != "waiters") {
+    throw std::invalid_argument("--completion is service or waiters, not '" + completion_name + "'");
+  }
+  const completion_mode completion = completion_name == "waiters" ? completion_mode::waiters : completion_mode::service;
   // Queue pairs in all (shared among the devices of a series): the completion service runs one
   // warp per queue pair, so they also set how many warps retire completions and copy data.
   const std::uint32_t queue_pairs = static_cast<std::uint32_t>(opt.number("queue-pairs", 64));
@@ -365,7 +374,7 @@ int randrw_main(int argc, char** argv, int first) {
 
   for (const auto& s : plan) {
     const std::uint64_t max_out = *std::max_element(s.outstanding.begin(), s.outstanding.end());
-    agio_setup setup = make_setup(s.uris, s.mover, s.io_bytes, static_cast<std::uint32_t>(max_out),
+    agio_setup setup = make_setup(s.uris, s.mover, completion, s.io_bytes, static_cast<std::uint32_t>(max_out),
                                   std::max<std::uint32_t>(1, queue_pairs / static_cast<std::uint32_t>(s.uris.size())),
                                   depth, ctl_threads, want);
     if (description.empty()) {
@@ -415,6 +424,7 @@ int randrw_main(int argc, char** argv, int first) {
   doc.config.set("profile", std::string(full ? "full" : "quick")).set("seconds_per_point", seconds);
   doc.config.set("queue_pairs", std::int64_t{queue_pairs}).set("queue_depth", std::int64_t{depth});
   doc.config.set("controller_threads", std::int64_t{ctl_threads}).set("file", file).set("ram", ram);
+  doc.config.set("completion", completion_name);
   doc.config.set("profile_store", profile).set("h2d_copy_gbps", h2d);
   const std::filesystem::path out(out_path);
   if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());

@@ -68,6 +68,7 @@ struct runtime::state {
   bool running = false;
   bool stopped = false;
   controller io{};
+  std::uint32_t service_workers = 0;
   std::vector<void*> pinned_blocks;
   void* device_block = nullptr;
   io::error_record* first_error = nullptr;
@@ -270,9 +271,10 @@ void runtime::start() {
   copts.spin_us = opt.controller_spin_us;
   s.proxy = std::make_unique<proxy::nvme_controller>(std::move(endpoints), s.iova, copts,
                                                      [&plat] { return plat.make_copy_engine(); });
-  const std::uint32_t workers =
+  s.io.retired_by = opt.completion == completion_mode::waiters ? io::retirement::by_waiters : io::retirement::by_service;
+  s.service_workers =
       opt.service_warps != 0 ? std::min(opt.service_warps, total_qps) : plat.default_service_workers(total_qps);
-  plat.start_service(s.io, workers);
+  if (s.io.retired_by == io::retirement::by_service) plat.start_service(s.io, s.service_workers);
   s.running = true;
 }
 
@@ -287,6 +289,8 @@ void runtime::stop() {
   plat.copy_to_device(&s.io.control->accepting, &no, sizeof no);
   const std::uint32_t drain = io::service_drain;
   plat.copy_to_device(&s.io.control->service_mode, &drain, sizeof drain);
+  // Without a service, one runs now, taking turns with any thread still waiting.
+  if (s.io.retired_by == io::retirement::by_waiters) plat.start_service(s.io, s.service_workers);
   if (!plat.join_service(s.options.stop_timeout_ms)) {
     const std::uint32_t exit_now = io::service_exit;
     plat.copy_to_device(&s.io.control->service_mode, &exit_now, sizeof exit_now);

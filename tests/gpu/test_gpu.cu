@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <numeric>
@@ -22,13 +23,25 @@ namespace {
 using test::random_bytes;
 using test::temp_file;
 
+// AGIO_TEST_COMPLETION=waiters runs the suite without a completion service, the mode
+// scripts/gpu-sanitize.sh uses: compute-sanitizer runs one kernel at a time, so a persistent
+// service kernel would never run beside the test's kernels.
+completion_mode completion_under_test() {
+  const char* mode = std::getenv("AGIO_TEST_COMPLETION");
+  return mode != nullptr && std::string(mode) == "waiters" ? completion_mode::waiters : completion_mode::service;
+}
+
 runtime_options gpu_options(data_mover mover = data_mover::gpu_warps) {
   runtime_options o;
   o.backend = backend::gpu;
   o.mover = mover;
+  o.completion = completion_under_test();
   o.max_transfer_bytes = 64 * 1024;
-  o.wait_timeout_ms = 30'000;
-  o.stop_timeout_ms = 30'000;
+  // Generous: under compute-sanitizer every kernel runs tens of times slower. The deadline
+  // tests set their own short deadlines.
+  o.submit_timeout_ms = 120'000;
+  o.wait_timeout_ms = 120'000;
+  o.stop_timeout_ms = 120'000;
   return o;
 }
 

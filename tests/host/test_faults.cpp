@@ -130,7 +130,7 @@ TEST(Attach, MissingFileNamesThePath) {
 
 // Stopping with writes in flight: every write acknowledged as successful is in the store
 // afterwards; every other one reports `stopped` (never a hang, never a silent loss).
-TEST(Stop, InFlightWritesFinishOrFailAndNoAcknowledgedWriteIsLost) {
+void stop_with_writes_in_flight(completion_mode completion) {
   temp_file file("stop");
   const std::string uri = "file:" + file.path() + "?create=4M&lba=4096";
   constexpr unsigned threads = 4;
@@ -140,6 +140,7 @@ TEST(Stop, InFlightWritesFinishOrFailAndNoAcknowledgedWriteIsLost) {
   {
     runtime_options opt;
     opt.backend = backend::cpu;
+    opt.completion = completion;
     opt.max_transfer_bytes = 4096;
     runtime rt(opt);
     rt.attach(device_options{uri, 2, 8});
@@ -199,6 +200,9 @@ TEST(Stop, InFlightWritesFinishOrFailAndNoAcknowledgedWriteIsLost) {
     EXPECT_GE(round, want) << "block " << b << " lost an acknowledged write";
   }
 }
+
+TEST(Stop, InFlightWritesFinishOrFailAndNoAcknowledgedWriteIsLost) { stop_with_writes_in_flight(completion_mode::service); }
+TEST(Stop, WithoutServiceNoAcknowledgedWriteIsLost) { stop_with_writes_in_flight(completion_mode::waiters); }
 
 }  // namespace
 }  // namespace agio

@@ -22,6 +22,7 @@ struct stack_case {
   data_mover mover;
   bool file;
   std::uint32_t lba;
+  completion_mode completion = completion_mode::service;
 };
 
 std::string uri_for(const stack_case& c, const temp_file& file, const char* size) {
@@ -39,6 +40,7 @@ TEST_P(Stack, WrittenDataReadsBackInAnyOrder) {
   runtime_options opt;
   opt.backend = backend::cpu;
   opt.mover = c.mover;
+  opt.completion = c.completion;
   opt.max_transfer_bytes = 64 * 1024;
   runtime rt(opt);
   rt.attach(device_options{uri_for(c, file, "8M"), 2, 16});
@@ -105,16 +107,21 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(stack_case{"ram_gpu_warps", data_mover::gpu_warps, false, 512},
                       stack_case{"ram_copy_engine", data_mover::copy_engine, false, 4096},
                       stack_case{"file_gpu_warps", data_mover::gpu_warps, true, 4096},
-                      stack_case{"file_copy_engine", data_mover::copy_engine, true, 512}),
+                      stack_case{"file_copy_engine", data_mover::copy_engine, true, 512},
+                      stack_case{"ram_waiters_retire", data_mover::gpu_warps, false, 4096, completion_mode::waiters},
+                      stack_case{"file_waiters_retire", data_mover::copy_engine, true, 4096, completion_mode::waiters}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 // AGILE Figure 1: far more outstanding requests than queue entries, every thread issuing
 // several before it waits on any. With a service retiring completions independently of the
 // submitters this finishes; a design where submitters retire their own completions while
-// holding queue entries can deadlock here.
-void run_figure1(std::uint32_t queue_pairs, std::uint32_t depth, unsigned threads, unsigned per_thread) {
+// holding queue entries can deadlock here. Without a service, submitters facing full queues
+// retire completions themselves, so it must finish then too.
+void run_figure1(std::uint32_t queue_pairs, std::uint32_t depth, unsigned threads, unsigned per_thread,
+                 completion_mode completion = completion_mode::service) {
   runtime_options opt;
   opt.backend = backend::cpu;
+  opt.completion = completion;
   opt.max_transfer_bytes = 4096;
   opt.transaction_records = threads * per_thread + 64;
   runtime rt(opt);
@@ -142,6 +149,8 @@ void run_figure1(std::uint32_t queue_pairs, std::uint32_t depth, unsigned thread
 TEST(Figure1, OneQueuePairOfFourEntries) { run_figure1(1, 4, 16, 8); }
 TEST(Figure1, TwoQueuePairs) { run_figure1(2, 4, 16, 8); }
 TEST(Figure1, ManyQueuePairs) { run_figure1(128, 2, 64, 8); }
+TEST(Figure1, WaitersRetireOnOneQueuePair) { run_figure1(1, 4, 16, 8, completion_mode::waiters); }
+TEST(Figure1, WaitersRetireOnManyQueuePairs) { run_figure1(128, 2, 64, 8, completion_mode::waiters); }
 
 TEST(Devices, SeveralStoresEachKeepTheirOwnData) {
   temp_file file("multi");

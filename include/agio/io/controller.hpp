@@ -11,9 +11,10 @@
 #include "agio/detail/clock.hpp"
 #include "agio/detail/copy.hpp"
 #include "agio/detail/thread_id.hpp"
-#include "agio/io/shared_state.hpp"
+#include "agio/io/io_state.hpp"
 #include "agio/io/status.hpp"
 #include "agio/queue/submission.hpp"
+#include "agio/service/retire.hpp"
 #include "agio/spec/prp.hpp"
 
 namespace agio {
@@ -28,21 +29,9 @@ struct transaction {
   AGIO_HD bool submitted() const { return record != none; }
 };
 
-class controller {
+// The state it points to is filled in by the runtime.
+class controller : public io::io_state {
  public:
-  // Filled in by the runtime.
-  const io::device_info* devices = nullptr;
-  const queue::queue_pair* queue_pairs = nullptr;
-  io::transaction_record* records = nullptr;
-  io::runtime_control* control = nullptr;
-  io::device_counters* counters = nullptr;
-  io::error_record* first_error = nullptr;
-  std::uint32_t device_count = 0;
-  std::uint32_t queue_pair_count = 0;
-  std::uint32_t record_count = 0;
-  std::uint64_t submit_timeout_ns = 0;  // how long a submitter may wait for a free entry
-  std::uint64_t wait_timeout_ns = 0;    // the deadline wait() uses
-
   AGIO_HD transaction async_read(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, void* dst) const {
     return submit(spec::opcode::read, dev, lba, blocks, dst);
   }
@@ -64,13 +53,22 @@ class controller {
 
   // Waits for `t` until `limit`. A finished transaction's record is given back, so each
   // transaction is waited on successfully once; after a timeout it may be waited on again.
+  // When waiters retire completions, the waiter polls the queue its command went to.
   AGIO_HD status wait_for(transaction t, deadline limit) const {
     if (!t.submitted()) return status::unpack(t.immediate);
     io::transaction_record& rec = records[t.record];
     std::uint32_t word = 0;
-    // Acquire pairs with the service's release of the result: the data is in place.
+    // Acquire pairs with the retirer's release of the result: the data is in place.
+    const auto finished = [&] { return (word = detail::load<detail::scope::device>(rec.result, detail::acquire)) != 0; };
     const bool done = detail::poll_until(
-        [&] { return (word = detail::load<detail::scope::device>(rec.result, detail::acquire)) != 0; }, limit);
+        [&] {
+          if (finished()) return true;
+          if (retired_by == io::retirement::by_waiters) {
+            service::poll_queue_if_free<service::solo_team>(*this, queue_pairs[rec.queue_pair]);
+          }
+          return finished();
+        },
+        limit, waiter_max_sleep_ns);
     if (!done) return {outcome::timeout, 0};
     detail::store<detail::scope::device>(rec.result, 0u, detail::relaxed);
     // Release pairs with acquire_record's exchange: the reset result is seen by the next owner.
@@ -81,7 +79,12 @@ class controller {
 
   // True once `t` has finished (it still has to be waited on to collect its status).
   AGIO_HD bool ready(transaction t) const {
-    return !t.submitted() || detail::load<detail::scope::device>(records[t.record].result, detail::acquire) != 0;
+    if (!t.submitted()) return true;
+    const io::transaction_record& rec = records[t.record];
+    if (detail::load<detail::scope::device>(rec.result, detail::acquire) != 0) return true;
+    if (retired_by != io::retirement::by_waiters) return false;
+    service::poll_queue_if_free<service::solo_team>(*this, queue_pairs[rec.queue_pair]);
+    return detail::load<detail::scope::device>(rec.result, detail::acquire) != 0;
   }
 
   AGIO_HD status read(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, void* dst) const {
@@ -96,6 +99,10 @@ class controller {
   AGIO_HD std::uint32_t max_blocks(std::uint32_t dev) const { return devices[dev].max_blocks; }
 
  private:
+  // A waiter sleeps at most this long between looks at its transaction: a finished request
+  // waits no longer than this for its waiter to notice.
+  static constexpr std::uint32_t waiter_max_sleep_ns = 2'048;
+
   AGIO_HD static transaction reject(outcome why) { return {transaction::none, status{why, 0}.pack()}; }
 
   AGIO_HD transaction submit(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks,
@@ -141,7 +148,10 @@ class controller {
     // Algorithm 2: start at a queue chosen by the submitter's index; a full queue sends the
     // submitter to the next one. Only when every queue of the device is full does it back off.
     // Submitters that find every queue full sleep longer between sweeps (up to 32 us): with
-    // tens of thousands of them, short sleeps turn their polling into the bottleneck.
+    // tens of thousands of them, short sleeps turn their polling into the bottleneck. When
+    // waiters retire completions, a submitter facing full queues retires some first: otherwise
+    // threads that submit several requests before waiting on any could fill every queue and
+    // leave nobody to empty them.
     const std::uint32_t start = detail::submitter_index() % info.qp_count;
     detail::backoff wait(32'768);
     for (;;) {
@@ -149,12 +159,16 @@ class controller {
         const queue::queue_pair& qp = queue_pairs[info.first_qp + (start + k) % info.qp_count];
         std::uint64_t position = 0;
         if (queue::try_claim(qp, position)) {
+          rec.queue_pair = info.first_qp + (start + k) % info.qp_count;
           enqueue(qp, position, raw, op, info, lba, blocks, buffer, bytes, index);
           detail::fetch_add<detail::scope::device>(counters[dev].submitted, std::uint64_t{1}, detail::relaxed);
           return {index, 0};
         }
       }
       detail::fetch_add<detail::scope::device>(counters[dev].queue_full_retries, std::uint64_t{1}, detail::relaxed);
+      if (retired_by == io::retirement::by_waiters) {
+        service::poll_queue_if_free<service::solo_team>(*this, queue_pairs[info.first_qp + start]);
+      }
       if (limit.passed()) {
         detail::store<detail::scope::device>(rec.owner, 0u, detail::release);
         return reject(outcome::no_resources);

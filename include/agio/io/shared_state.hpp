@@ -17,6 +17,8 @@ struct transaction_record {
   std::uint32_t device;
   std::uint32_t opcode;
   std::uint32_t blocks;
+  std::uint32_t queue_pair;  // where the command went; a waiter that retires completions polls it
+  std::uint32_t unused;
 };
 
 enum service_mode : std::uint32_t { service_run = 0, service_drain = 1, service_exit = 2 };

@@ -22,7 +22,8 @@ AGIO_HD constexpr std::uint64_t sqe_word(std::uint64_t position, sqe_state state
 AGIO_HD constexpr sqe_state sqe_word_state(std::uint64_t word) { return static_cast<sqe_state>(word & 3u); }
 AGIO_HD constexpr std::uint64_t sqe_word_position(std::uint64_t word) { return word >> 2; }
 
-// Completion-queue polling state of AGILE Algorithm 1. Owned by exactly one service warp.
+// Completion-queue polling state of AGILE Algorithm 1. Owned by exactly one service warp, or
+// by whichever waiter holds the queue's retire_lock when waiters retire completions.
 struct cq_poll_state {
   std::uint32_t offset;  // first entry of the current 32-entry window
   std::uint32_t phase;   // phase tag that marks a new entry in this pass over the ring
@@ -36,7 +37,7 @@ struct sq_control {
   std::uint64_t tail;           // positions made visible to the controller (monotonic)
   std::uint64_t completed;      // completions retired by the service (monotonic)
   std::uint32_t doorbell_lock;  // held by the thread that advances the tail
-  std::uint32_t unused;
+  std::uint32_t retire_lock;    // held by the thread retiring completions when waiters retire
 };
 
 struct queue_pair {

@@ -24,6 +24,14 @@ namespace agio {
 
 enum class backend { automatic, gpu, cpu };
 
+// Who retires completions. `service`: AGILE's completion service (a persistent kernel, or
+// host threads on the CPU backend) so that no user thread ever polls a completion queue.
+// `waiters`: no service runs; a thread waiting on a transaction polls the queue its command
+// went to and retires whatever is there (BaM's model). Waiters is slower under load but needs
+// no kernel running beside the user's, which is what compute-sanitizer requires (it runs
+// kernels one at a time). At stop() a service runs briefly to retire what nobody waited for.
+enum class completion_mode { service, waiters };
+
 struct device_options {
   std::string uri;               // file:PATH[?...] or ram:SIZE[?...]
   std::uint32_t queue_pairs = 4;
@@ -33,6 +41,7 @@ struct device_options {
 struct runtime_options {
   agio::backend backend = backend::automatic;
   data_mover mover = data_mover::gpu_warps;
+  completion_mode completion = completion_mode::service;
   std::uint32_t max_transfer_bytes = 128 * 1024;  // largest transfer (NVMe MDTS), 4 KiB..2 MiB
   std::uint32_t controller_threads = 0;  // 0: one per two queue pairs, at most half the cores
   std::uint32_t service_warps = 0;       // 0: one per queue pair, at most 64 warps (GPU) or 2 threads (CPU)

@@ -1,0 +1,31 @@
+#pragma once
+// Where the shared I/O state of one runtime lives: devices, queue pairs, transaction records,
+// control words, counters and the first-error record. The runtime fills it in; the controller
+// handle (controller.hpp) and the completion code (service/retire.hpp) both read it.
+#include <cstdint>
+
+#include "agio/io/shared_state.hpp"
+#include "agio/queue/queue_pair.hpp"
+
+namespace agio::io {
+
+// Who retires completions (runtime_options::completion): the completion service, or the
+// threads that wait for them (no service kernel runs; see service/retire.hpp).
+enum class retirement : std::uint32_t { by_service = 0, by_waiters = 1 };
+
+struct io_state {
+  const device_info* devices = nullptr;
+  const queue::queue_pair* queue_pairs = nullptr;
+  transaction_record* records = nullptr;
+  runtime_control* control = nullptr;
+  device_counters* counters = nullptr;
+  error_record* first_error = nullptr;
+  std::uint32_t device_count = 0;
+  std::uint32_t queue_pair_count = 0;
+  std::uint32_t record_count = 0;
+  retirement retired_by = retirement::by_service;
+  std::uint64_t submit_timeout_ns = 0;  // how long a submitter may wait for a free entry
+  std::uint64_t wait_timeout_ns = 0;    // the deadline wait() uses
+};
+
+}  // namespace agio::io
