@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -75,6 +76,8 @@ struct runtime::state {
   std::unique_ptr<proxy::nvme_controller> proxy;
   std::vector<std::uint32_t> first_qp;
   std::string stop_failure;
+  std::vector<std::pair<std::uint64_t, std::function<void()>>> stop_hooks;
+  std::uint64_t last_hook_id = 0;
 
   void free_queues() {
     proxy.reset();
@@ -278,9 +281,27 @@ void runtime::start() {
   s.running = true;
 }
 
+std::uint64_t runtime::add_stop_hook(std::function<void()> hook) {
+  const std::uint64_t id = ++s_->last_hook_id;
+  s_->stop_hooks.emplace_back(id, std::move(hook));
+  return id;
+}
+
+void runtime::remove_stop_hook(std::uint64_t id) {
+  std::erase_if(s_->stop_hooks, [id](const auto& h) { return h.first == id; });
+}
+
 void runtime::stop() {
   state& s = *s_;
   if (!s.running) return;
+  std::exception_ptr hook_failure;
+  for (const auto& [id, hook] : s.stop_hooks) {
+    try {
+      hook();
+    } catch (...) {
+      if (!hook_failure) hook_failure = std::current_exception();
+    }
+  }
   s.running = false;
   s.stopped = true;
   platform& plat = *s.plat;
@@ -299,6 +320,7 @@ void runtime::stop() {
                      " ms after stop(); their waiters get a timeout";
   }
   s.proxy->stop(s.options.stop_timeout_ms);
+  if (hook_failure) std::rethrow_exception(hook_failure);
   if (!s.stop_failure.empty()) throw io_error("agio: " + s.stop_failure);
 }
 

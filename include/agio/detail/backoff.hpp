@@ -37,6 +37,15 @@ class backoff {
   std::uint32_t max_sleep_ns_;
 };
 
+// The longest sleep between looks at something that waits for I/O. GPU threads sleep briefly
+// (a __nanosleep costs the SM nothing); host threads stand in for GPU threads by the thousand
+// in tests, and a short sleep there turns into a storm of context switches on a small machine.
+#if defined(__CUDA_ARCH__)
+inline constexpr std::uint32_t io_wait_max_sleep_ns = 2'048;
+#else
+inline constexpr std::uint32_t io_wait_max_sleep_ns = 32'768;
+#endif
+
 // Polls `ready()` until it returns true or `limit` passes; true when ready.
 template <class Ready>
 AGIO_HD bool poll_until(Ready&& ready, deadline limit, std::uint32_t max_sleep_ns = 8'192) {

@@ -2,8 +2,14 @@
 // Single-thread copy for staging write data: 16-byte words when both ends allow, else 4-byte
 // words (NVMe buffers are dword aligned), else bytes.
 #include <cstdint>
+#include <type_traits>
 
 #include "agio/detail/platform.hpp"
+
+#if !defined(__CUDA_ARCH__)
+#include <atomic>
+#include <cstring>
+#endif
 
 namespace agio::detail {
 
@@ -27,6 +33,48 @@ AGIO_HD inline void thread_copy(void* dst, const void* src, std::uint32_t bytes)
 #else
   __builtin_memcpy(dst, src, bytes);
 #endif
+}
+
+// Copies into or out of memory that other threads may read or write at the same time, word by
+// word (cache lines shared by pinned readers and writers of different elements). On the GPU
+// aligned words are single accesses anyway; on the host the words are relaxed atomics, which
+// is what the GPU gives and keeps ThreadSanitizer's view of the CPU suite exact.
+AGIO_HD inline void shared_copy(void* dst, const void* src, std::uint32_t bytes) {
+#if defined(__CUDA_ARCH__)
+  thread_copy(dst, src, bytes);
+#else
+  if (((reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src) | bytes) & 7u) != 0) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  auto* d = static_cast<std::uint64_t*>(dst);
+  auto* s = static_cast<std::uint64_t*>(const_cast<void*>(src));
+  for (std::uint32_t i = 0; i < bytes / 8; ++i) {
+    std::atomic_ref<std::uint64_t>(d[i]).store(std::atomic_ref<std::uint64_t>(s[i]).load(std::memory_order_relaxed),
+                                               std::memory_order_relaxed);
+  }
+#endif
+}
+
+// One element of such memory.
+template <class T>
+AGIO_HD T shared_load(const T& element) {
+#if !defined(__CUDA_ARCH__)
+  if constexpr (std::is_trivially_copyable_v<T> && (sizeof(T) == 4 || sizeof(T) == 8)) {
+    return std::atomic_ref<T>(const_cast<T&>(element)).load(std::memory_order_relaxed);
+  }
+#endif
+  return element;
+}
+template <class T>
+AGIO_HD void shared_store(T& element, const T& value) {
+#if !defined(__CUDA_ARCH__)
+  if constexpr (std::is_trivially_copyable_v<T> && (sizeof(T) == 4 || sizeof(T) == 8)) {
+    std::atomic_ref<T>(element).store(value, std::memory_order_relaxed);
+    return;
+  }
+#endif
+  element = value;
 }
 
 }  // namespace agio::detail

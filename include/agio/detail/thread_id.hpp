@@ -21,4 +21,14 @@ AGIO_HD inline std::uint32_t submitter_index() {
 #endif
 }
 
+// A number unique to the calling thread among those running: the global thread index on the
+// GPU, a per-thread counter on the host. The lock-chain debugger keys its records on it.
+AGIO_HD inline std::uint32_t thread_index() {
+#if defined(__CUDA_ARCH__)
+  return submitter_index() * 32 + threadIdx.x % 32;
+#else
+  return submitter_index();
+#endif
+}
+
 }  // namespace agio::detail

@@ -19,6 +19,14 @@
 
 namespace agio {
 
+// Where a signalled request reports its outcome (see controller::async_read_signalled).
+struct completion_signal {
+  std::uint32_t* word = nullptr;
+  std::uint32_t on_success = 0;
+  std::uint32_t on_failure = 0;
+  std::uint32_t* status = nullptr;  // status::pack() of the outcome, stored before `word`
+};
+
 // What async_read/async_write return: a transaction record to wait on, or an outcome decided
 // before anything was submitted (bad argument, runtime stopped, no resources).
 struct transaction {
@@ -39,6 +47,19 @@ class controller : public io::io_state {
                                   const void* src) const {
     return submit(spec::opcode::write, dev, lba, blocks, const_cast<void*>(src));
   }
+  // Fire-and-forget variants for layers that track completion in their own words (the cache's
+  // line states): nobody waits on the request; when it finishes, its status is stored in
+  // `signal.status` (if set) and then `signal.on_success` or `signal.on_failure` in
+  // `signal.word`, with release. The returned status is only whether it was submitted.
+  AGIO_HD status async_read_signalled(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, void* dst,
+                                      const completion_signal& signal) const {
+    return submitted(submit(spec::opcode::read, dev, lba, blocks, dst, &signal));
+  }
+  AGIO_HD status async_write_signalled(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, const void* src,
+                                       const completion_signal& signal) const {
+    return submitted(submit(spec::opcode::write, dev, lba, blocks, const_cast<void*>(src), &signal));
+  }
+
   // Makes every write the device acknowledged so far durable.
   AGIO_HD transaction async_flush(std::uint32_t dev) const { return submit(spec::opcode::flush, dev, 0, 0, nullptr); }
 
@@ -68,7 +89,7 @@ class controller : public io::io_state {
           }
           return finished();
         },
-        limit, waiter_max_sleep_ns);
+        limit, detail::io_wait_max_sleep_ns);
     if (!done) return {outcome::timeout, 0};
     detail::store<detail::scope::device>(rec.result, 0u, detail::relaxed);
     // Release pairs with acquire_record's exchange: the reset result is seen by the next owner.
@@ -99,38 +120,40 @@ class controller : public io::io_state {
   AGIO_HD std::uint32_t max_blocks(std::uint32_t dev) const { return devices[dev].max_blocks; }
 
  private:
-  // A waiter sleeps at most this long between looks at its transaction: a finished request
-  // waits no longer than this for its waiter to notice.
-  static constexpr std::uint32_t waiter_max_sleep_ns = 2'048;
-
   AGIO_HD static transaction reject(outcome why) { return {transaction::none, status{why, 0}.pack()}; }
 
+  // A signalled request was submitted (ok) or refused before submission (its outcome).
+  AGIO_HD static status submitted(transaction t) {
+    return t.submitted() ? status{outcome::success, 0} : status::unpack(t.immediate);
+  }
+
   AGIO_HD transaction submit(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks,
-                             void* buffer) const {
+                             void* buffer, const completion_signal* signal = nullptr) const {
     if (dev >= device_count) return reject(outcome::invalid_argument);
     const io::device_info& info = devices[dev];
     if (op != spec::opcode::flush && (blocks == 0 || blocks > info.max_blocks)) {
       return reject(outcome::invalid_argument);
     }
-    return issue(dev, nullptr, op, lba, blocks, buffer, blocks * info.lba_bytes);
+    return issue(dev, nullptr, op, lba, blocks, buffer, blocks * info.lba_bytes, signal);
   }
 
   // Takes a transaction record and a queue entry and submits either the typed command or `raw`.
   AGIO_HD transaction issue(std::uint32_t dev, const spec::command* raw, spec::opcode op, std::uint64_t lba,
-                            std::uint32_t blocks, void* buffer, std::uint32_t bytes) const {
+                            std::uint32_t blocks, void* buffer, std::uint32_t bytes,
+                            const completion_signal* signal = nullptr) const {
     // Sequentially consistent with stop(): either this submitter sees `accepting` cleared, or
     // the draining service sees it in `in_submission` and waits for its command.
     detail::fetch_add<detail::scope::device>(control->in_submission, 1u, detail::seq_cst);
     const transaction t = (detail::load<detail::scope::device>(control->accepting, detail::seq_cst) == 0)
                               ? reject(outcome::stopped)
-                              : claim_and_enqueue(dev, raw, op, lba, blocks, buffer, bytes);
+                              : claim_and_enqueue(dev, raw, op, lba, blocks, buffer, bytes, signal);
     detail::fetch_add<detail::scope::device>(control->in_submission, ~0u, detail::release);
     return t;
   }
 
   AGIO_HD transaction claim_and_enqueue(std::uint32_t dev, const spec::command* raw, spec::opcode op,
-                                        std::uint64_t lba, std::uint32_t blocks, void* buffer,
-                                        std::uint32_t bytes) const {
+                                        std::uint64_t lba, std::uint32_t blocks, void* buffer, std::uint32_t bytes,
+                                        const completion_signal* signal) const {
     const io::device_info& info = devices[dev];
     const deadline limit = deadline::after_ns(submit_timeout_ns);
     std::uint32_t index = 0;
@@ -144,6 +167,12 @@ class controller : public io::io_state {
     rec.device = dev;
     rec.opcode = static_cast<std::uint32_t>(op);
     rec.issued_ns = now_ns();
+    rec.signal_word = signal != nullptr ? reinterpret_cast<std::uint64_t>(signal->word) : 0;
+    if (signal != nullptr) {
+      rec.signal_status = reinterpret_cast<std::uint64_t>(signal->status);
+      rec.signal_ok = signal->on_success;
+      rec.signal_failed = signal->on_failure;
+    }
 
     // Algorithm 2: start at a queue chosen by the submitter's index; a full queue sends the
     // submitter to the next one. Only when every queue of the device is full does it back off.

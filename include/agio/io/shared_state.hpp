@@ -18,6 +18,13 @@ struct transaction_record {
   std::uint32_t opcode;
   std::uint32_t blocks;
   std::uint32_t queue_pair;  // where the command went; a waiter that retires completions polls it
+  // A signalled request (controller::async_*_signalled) has no waiter: its retirer stores the
+  // status in *signal_status and then signal_ok or signal_failed in *signal_word, and gives
+  // the record back itself. 0 for requests that are waited on.
+  std::uint32_t signal_ok;
+  std::uint64_t signal_word;    // std::uint32_t* in GPU memory
+  std::uint64_t signal_status;  // std::uint32_t* in GPU memory, or 0
+  std::uint32_t signal_failed;
   std::uint32_t unused;
 };
 

@@ -16,6 +16,7 @@ enum class outcome : std::uint8_t {
   stopped = 4,       // the runtime was stopping and did not accept or could not finish it
   invalid_argument = 5,  // rejected before submission: zero blocks, over the maximum, no such device
   no_resources = 6,  // no transaction record or queue entry became free before the deadline
+  deadlock = 7,      // the lock-chain debugger found a cycle of lock waits (cache/lock_chain.hpp)
 };
 
 struct status {
@@ -46,6 +47,7 @@ inline const char* describe(outcome o) {
     case outcome::stopped: return "runtime stopped";
     case outcome::invalid_argument: return "invalid argument";
     case outcome::no_resources: return "no free queue entry or transaction record";
+    case outcome::deadlock: return "lock cycle detected";
   }
   return "unknown";
 }

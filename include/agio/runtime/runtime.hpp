@@ -12,6 +12,7 @@
 //   rt.stop();
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -105,6 +106,12 @@ class runtime {
   // io_error if requests could not be finished. Idempotent; the destructor calls it.
   void stop();
   bool running() const;
+
+  // Runs `hook` at the start of stop(), while requests are still accepted: a cache writes its
+  // MODIFIED lines back there. Hooks run in the order added; an exception from one is rethrown
+  // by stop() once the runtime has stopped. Returns an id for remove_stop_hook.
+  std::uint64_t add_stop_hook(std::function<void()> hook);
+  void remove_stop_hook(std::uint64_t id);
 
   // The handle kernels and CPU threads use; valid between start() and stop().
   const controller& io() const;

@@ -72,6 +72,17 @@ AGIO_HD void retire(const io::io_state& io, const queue::queue_pair& qp, std::ui
       detail::store<scope::system>(err.valid, 1u, detail::release);
     }
   }
+  if (rec.signal_word != 0) {
+    // Nobody waits on a signalled request: publish its outcome where its issuer asked, then
+    // give the record back. Release pairs with the acquire of whoever watches the word.
+    if (rec.signal_status != 0) *reinterpret_cast<std::uint32_t*>(rec.signal_status) = result.pack();
+    detail::store<scope::device>(*reinterpret_cast<std::uint32_t*>(rec.signal_word),
+                                 result.ok() ? rec.signal_ok : rec.signal_failed, detail::release);
+    rec.signal_word = 0;
+    // Release pairs with acquire_record's exchange, as wait_for's give-back does.
+    detail::store<scope::device>(rec.owner, 0u, detail::release);
+    return;
+  }
   // Release pairs with wait_for's acquire: data and counters precede the result.
   detail::store<scope::device>(rec.result, result.pack(), detail::release);
 }

@@ -1,0 +1,92 @@
+#pragma once
+// The array view (AGILE §3.1, Listing 1 method 3): storage seen as arr[dev][i], elements of
+// type T, read and written synchronously through the cache. Two-level coalescing: lanes of a
+// warp that touch the same line are served by one cache access made by one of them (warp
+// first, with match/shuffle), and the cache then merges what different warps ask for.
+//
+//   auto arr = cache.array<float>();     // host: software_cache::array
+//   float x = arr[dev][i];                // device: read (T{} on failure; rt.check() says why)
+//   arr.store(dev, i, x + 1);             // device: write (the line becomes MODIFIED)
+#include <cstdint>
+
+#include "agio/cache/cache.hpp"
+
+namespace agio::cache {
+
+template <class T, class Policy, class Locks = no_lock_chain>
+class array_view {
+ public:
+  cache_handle<Policy, Locks> cache;
+
+  AGIO_HD std::uint64_t size(std::uint32_t dev) const { return cache.blocks(dev) * per_line(); }
+
+  // Reads element `index` of device `dev` into `out`.
+  AGIO_HD status get(std::uint32_t dev, std::uint64_t index, T& out) const {
+    return access(dev, index, [&](T* element) { out = detail::shared_load(*element); }, false);
+  }
+  // Writes element `index` of device `dev`.
+  AGIO_HD status put(std::uint32_t dev, std::uint64_t index, const T& value) const {
+    return access(dev, index, [&](T* element) { detail::shared_store(*element, value); }, true);
+  }
+  AGIO_HD void store(std::uint32_t dev, std::uint64_t index, const T& value) const { put(dev, index, value); }
+
+  class row {
+   public:
+    AGIO_HD T operator[](std::uint64_t index) const {
+      T value{};
+      view_.get(dev_, index, value);
+      return value;
+    }
+
+   private:
+    friend class array_view;
+    AGIO_HD row(const array_view& view, std::uint32_t dev) : view_(view), dev_(dev) {}
+    const array_view& view_;
+    std::uint32_t dev_;
+  };
+  AGIO_HD row operator[](std::uint32_t dev) const { return row(*this, dev); }
+
+ private:
+  AGIO_HD std::uint64_t per_line() const { return cache.state.line_bytes / sizeof(T); }
+
+  template <class Touch>
+  AGIO_HD status access(std::uint32_t dev, std::uint64_t index, Touch&& touch, bool writes) const {
+    const std::uint64_t block = index / per_line();
+    const std::uint64_t offset = index % per_line();
+    const deadline limit = deadline::after_ns(cache.wait_timeout_ns);
+#if defined(__CUDA_ARCH__)
+    const unsigned active = __activemask();
+    const unsigned group = __match_any_sync(active, tag_of(dev, block));
+    const unsigned leader = __ffs(group) - 1;
+    const unsigned lane = threadIdx.x % 32;
+    std::uint32_t line = no_line;
+    std::uint32_t word = 0;
+    if (lane == leader) {
+      word = cache.acquire_line(dev, block, line, limit).pack();
+      const std::uint32_t others = __popc(group) - 1;
+      if (others != 0) count_event(cache.state.counters->coalesced_in_warp, others);
+    }
+    line = __shfl_sync(group, line, leader);
+    const status result = status::unpack(__shfl_sync(group, word, leader));
+    if (result.ok()) touch(reinterpret_cast<T*>(cache.line_data(line)) + offset);
+    if (writes) __threadfence();
+    // Every lane is done with the line before the leader lets it go.
+    __syncwarp(group);
+    if (lane == leader && result.ok()) {
+      if (writes) cache.mark_dirty(line);
+      cache.unpin(line);
+    }
+    return result;
+#else
+    std::uint32_t line = no_line;
+    const status result = cache.acquire_line(dev, block, line, limit);
+    if (!result.ok()) return result;
+    touch(reinterpret_cast<T*>(cache.line_data(line)) + offset);
+    if (writes) cache.mark_dirty(line);
+    cache.unpin(line);
+    return result;
+#endif
+  }
+};
+
+}  // namespace agio::cache

@@ -1,0 +1,441 @@
+#pragma once
+// The software cache in GPU memory (AGILE §3.4), as device threads (and CPU threads) use it.
+// Every access goes through `acquire_line`, which covers the paper's four cases:
+//   (a) hit: the line holds the block (READY or MODIFIED) and is pinned for the access;
+//   (b) miss, free line: a line of the block's set is claimed (BUSY) and a fill is issued;
+//   (c) hit on BUSY: the block is being filled; the thread waits on the line's word, which the
+//       completion service sets when the fill finishes, and issues no I/O of its own;
+//   (d) miss, full set: the policy picks a victim; a READY victim is reused at once, a MODIFIED
+//       one is first written back (CLEANING) and the thread tries again.
+// No thread waits for I/O while holding a set lock or a pin. A fill for a synchronous access
+// reserves one pin for its requester (so each fill serves at least one access, which keeps
+// tiny caches under many threads moving); prefetches reserve nothing, so a prefetched line can
+// be evicted before its use, and the use then reads it again.
+#include <cstdint>
+
+#include "agio/cache/cache_state.hpp"
+#include "agio/cache/line.hpp"
+#include "agio/cache/locks.hpp"
+#include "agio/cache/policy.hpp"
+#include "agio/detail/atomic.hpp"
+#include "agio/detail/backoff.hpp"
+#include "agio/detail/copy.hpp"
+#include "agio/detail/warp.hpp"
+#include "agio/io/controller.hpp"
+
+namespace agio::cache {
+
+using detail::scope;
+
+// Adds `n` to a counter from every calling lane, with one atomic per group of lanes that call
+// it together (lanes of a warp at the same point), not one per lane.
+AGIO_HD inline void count_event(std::uint64_t& counter, std::uint64_t n = 1) {
+#if defined(__CUDA_ARCH__)
+  const unsigned active = __activemask();
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned leader = __ffs(active) - 1;
+  // Every lane adds the same n in practice; sum them anyway.
+  std::uint64_t total = 0;
+  for (unsigned m = active; m != 0; m &= m - 1) total += __shfl_sync(active, n, __ffs(m) - 1);
+  if (lane == leader) detail::fetch_add<scope::device>(counter, total, detail::relaxed);
+#else
+  detail::fetch_add<scope::device>(counter, n, detail::relaxed);
+#endif
+}
+
+// A read through the cache into a user buffer: done at wait(), from the cache line.
+struct cache_transaction {
+  std::uint64_t block = 0;
+  void* destination = nullptr;
+  std::uint32_t device = 0;
+  std::uint32_t immediate = 0;  // status::pack() when decided at issue (error, or write done)
+};
+
+template <class Policy, class Locks = no_lock_chain>
+class cache_handle {
+ public:
+  controller io;
+  cache_state state;
+  Policy policy;
+  Locks locks;
+  std::uint64_t wait_timeout_ns = 0;
+
+  // Blocks (line-sized units) of device `dev`, and its LBAs per block.
+  AGIO_HD std::uint64_t blocks(std::uint32_t dev) const { return io.capacity_blocks(dev) / lbas_per_line(dev); }
+  AGIO_HD std::uint32_t lbas_per_line(std::uint32_t dev) const { return state.line_bytes / io.lba_bytes(dev); }
+  AGIO_HD std::byte* line_data(std::uint32_t line) const {
+    return state.data + std::uint64_t{line} * state.line_bytes;
+  }
+
+  // --- The access primitive -------------------------------------------------------------------
+
+  // Makes the line holding block `block` of `dev` READY or MODIFIED and pins it for the caller,
+  // filling it from storage if needed. On success `line` is pinned: read or write its data,
+  // then unpin(line) (mark_dirty(line) first after writing).
+  AGIO_HD status acquire_line(std::uint32_t dev, std::uint64_t block, std::uint32_t& line, deadline limit) const {
+    if (dev >= io.device_count) return {outcome::invalid_argument, 0};
+    const std::uint64_t tag = tag_of(dev, block);
+    bool counted_wait = false;
+    detail::backoff wait(detail::io_wait_max_sleep_ns);
+    for (;;) {
+      const std::uint32_t found = find(tag);
+      if (found != no_line) {
+        if (try_pin(found, tag)) {
+          policy.on_hit(state, found);
+          if (!counted_wait) count_event(state.counters->hits);
+          line = found;
+          return {outcome::success, 0};
+        }
+        const line_state s = state_of(detail::load<scope::device>(state.words[found], detail::acquire));
+        if (s == line_invalid && load_tag(found) == tag) return take_fill_failure(found, tag);
+        if (s == line_busy || s == line_cleaning) {
+          if (!counted_wait) count_event(state.counters->hits_on_busy);
+          counted_wait = true;
+        }
+      } else {
+        const status inserted = insert(dev, block, tag, fill_mode::reserve, line, limit);
+        if (inserted.ok()) return inserted;
+        if (inserted.result != outcome::pending) return inserted;
+      }
+      if (limit.passed()) return {outcome::timeout, 0};
+      wait.pause();
+    }
+  }
+
+  AGIO_HD void unpin(std::uint32_t line) const {
+    // Release pairs with the acquire of whoever claims the line next: our accesses come first.
+    detail::fetch_add<scope::device>(state.words[line], ~(pin_unit - 1), detail::release);
+  }
+  // Marks a pinned line MODIFIED (a pinned line is READY or MODIFIED, so one fetch_or does it).
+  AGIO_HD void mark_dirty(std::uint32_t line) const {
+    detail::fetch_or<scope::device>(state.words[line], dirty_bit, detail::relaxed);
+  }
+
+  // --- Device API (AGILE Listing 1) -----------------------------------------------------------
+
+  // Starts loading block `block` of `dev` into the cache and returns at once (success when it
+  // is already there or on its way). Lanes of a warp asking for the same block send one request.
+  AGIO_HD status prefetch(std::uint32_t dev, std::uint64_t block) const {
+    if (dev >= io.device_count) return {outcome::invalid_argument, 0};
+    const std::uint64_t tag = tag_of(dev, block);
+    status result{outcome::success, 0};
+    coalesced(tag, [&] {
+      const deadline limit = deadline::after_ns(wait_timeout_ns);
+      detail::backoff wait(detail::io_wait_max_sleep_ns);
+      for (;;) {
+        if (find(tag) != no_line) {
+          result = {outcome::success, 0};
+          return;
+        }
+        std::uint32_t unused = no_line;
+        result = insert(dev, block, tag, fill_mode::plain, unused, limit);
+        if (result.result != outcome::pending) return;
+        if (limit.passed()) {
+          result = {outcome::timeout, 0};
+          return;
+        }
+        wait.pause();
+      }
+    }, result);
+    return result;
+  }
+
+  // Reads block `block` of `dev` into `dst` (line_bytes) through the cache: the fill starts now,
+  // the copy happens in wait(). Coherent with every other access through this cache.
+  AGIO_HD cache_transaction async_read(std::uint32_t dev, std::uint64_t block, void* dst) const {
+    const status started = prefetch(dev, block);
+    cache_transaction t{block, dst, dev, 0};
+    if (!started.ok()) t.immediate = started.pack();
+    return t;
+  }
+  // Writes `src` (line_bytes) as block `block` of `dev` into the cache (the line becomes
+  // MODIFIED; storage gets it on eviction or flush). `src` may be reused when this returns.
+  AGIO_HD cache_transaction async_write(std::uint32_t dev, std::uint64_t block, const void* src) const {
+    const status written = write_line(dev, block, src, deadline::after_ns(wait_timeout_ns));
+    cache_transaction t{block, nullptr, dev, written.pack()};
+    return t;
+  }
+  AGIO_HD status wait_for(const cache_transaction& t, deadline limit) const {
+    if (t.immediate != 0) return status::unpack(t.immediate);
+    return read_bytes(t.device, t.block, 0, state.line_bytes, t.destination, limit);
+  }
+  AGIO_HD status wait(const cache_transaction& t) const { return wait_for(t, deadline::after_ns(wait_timeout_ns)); }
+
+  // Synchronous copies of part of a block out of / into the cache.
+  AGIO_HD status read_bytes(std::uint32_t dev, std::uint64_t block, std::uint32_t offset, std::uint32_t bytes,
+                            void* dst, deadline limit) const {
+    std::uint32_t line = no_line;
+    const status s = acquire_line(dev, block, line, limit);
+    if (!s.ok()) return s;
+    detail::shared_copy(dst, line_data(line) + offset, bytes);
+    unpin(line);
+    return s;
+  }
+  AGIO_HD status write_bytes(std::uint32_t dev, std::uint64_t block, std::uint32_t offset, std::uint32_t bytes,
+                             const void* src, deadline limit) const {
+    if (offset == 0 && bytes == state.line_bytes) return write_line(dev, block, src, limit);
+    std::uint32_t line = no_line;
+    const status s = acquire_line(dev, block, line, limit);
+    if (!s.ok()) return s;
+    detail::shared_copy(line_data(line) + offset, src, bytes);
+    mark_dirty(line);
+    unpin(line);
+    return s;
+  }
+
+  // --- Whole-cache operations (run by the host's flush and preload jobs) ----------------------
+
+  // Starts writing back every unpinned MODIFIED line among lines first, first + stride, ...
+  // Returns the first submission failure, if any.
+  AGIO_HD status clean(std::uint32_t first, std::uint32_t stride) const {
+    status result{outcome::success, 0};
+    for (std::uint32_t line = first; line < state.line_count; line += stride) {
+      if (!start_cleaning(line)) continue;
+      const status s = write_back(line);
+      if (!s.ok() && result.ok()) result = s;
+    }
+    return result;
+  }
+  // True when none of lines first, first + stride, ... is being written back or is MODIFIED.
+  AGIO_HD bool clean_done(std::uint32_t first, std::uint32_t stride) const {
+    for (std::uint32_t line = first; line < state.line_count; line += stride) {
+      const line_state s = state_of(detail::load<scope::device>(state.words[line], detail::acquire));
+      if (s == line_cleaning || s == line_modified) return false;
+    }
+    return true;
+  }
+
+  // Runs `body` once per group of lanes of the calling warp that pass the same `key`, on the
+  // group's lowest lane, and gives every lane of the group its `result`.
+  template <class Body>
+  AGIO_HD void coalesced(std::uint64_t key, Body&& body, [[maybe_unused]] status& result) const {
+#if defined(__CUDA_ARCH__)
+    const unsigned active = __activemask();
+    const unsigned group = __match_any_sync(active, key);
+    const unsigned leader = __ffs(group) - 1;
+    const unsigned lane = threadIdx.x % 32;
+    if (lane == leader) {
+      body();
+      const std::uint32_t others = __popc(group) - 1;
+      if (others != 0) detail::fetch_add<scope::device>(state.counters->coalesced_in_warp, std::uint64_t{others}, detail::relaxed);
+    }
+    result = status::unpack(__shfl_sync(group, result.pack(), leader));
+#else
+    (void)key;
+    body();
+#endif
+  }
+ private:
+  enum class fill_mode { plain, reserve };
+
+  AGIO_HD std::uint64_t load_tag(std::uint32_t line) const {
+    return detail::load<scope::device>(state.tags[line], detail::relaxed);
+  }
+
+  AGIO_HD std::uint32_t find(std::uint64_t tag) const {
+    const std::uint32_t first = policy.set_of(state, tag) * state.ways;
+    for (std::uint32_t way = 0; way < state.ways; ++way) {
+      if (load_tag(first + way) == tag) return first + way;
+    }
+    return no_line;
+  }
+
+  // Pins `line` if it holds `tag` with data. The tag is checked again after pinning: a line
+  // is retagged only while claimed (BUSY, unpinned), so a pinned line that shows our tag is ours.
+  AGIO_HD bool try_pin(std::uint32_t line, std::uint64_t tag) const {
+    std::uint32_t word = detail::load<scope::device>(state.words[line], detail::relaxed);
+    do {
+      if (!holds_data(state_of(word))) return false;
+      // Acquire pairs with the fill's release of READY: the data is in place.
+    } while (!detail::compare_exchange<scope::device>(state.words[line], word, word + pin_unit, detail::acquire));
+    if (load_tag(line) == tag) return true;
+    unpin(line);
+    return false;
+  }
+
+  // Reports a failed fill once and forgets it, so the next access tries storage again.
+  AGIO_HD status take_fill_failure(std::uint32_t line, std::uint64_t tag) const {
+    const status failed = status::unpack(detail::load<scope::device>(state.fill_status[line], detail::relaxed));
+    std::uint64_t expected = tag;
+    detail::compare_exchange<scope::device>(state.tags[line], expected, no_tag, detail::relaxed);
+    return failed.ok() || !failed.finished() ? status{outcome::nvme_error, 0} : failed;
+  }
+
+  // A line may be given up when it holds nothing, or clean data, or dirty data that can be
+  // written back first, and nobody but waiters that gave up holds a pin on it.
+  AGIO_HD bool evictable(std::uint32_t line) const {
+    const std::uint32_t word = detail::load<scope::device>(state.words[line], detail::relaxed);
+    const line_state s = state_of(word);
+    if (s == line_invalid) return true;
+    if (s == line_busy || s == line_cleaning) return false;
+    return pins_of(word) == detail::load<scope::device>(state.orphan_pins[line], detail::relaxed);
+  }
+
+  // Takes an unpinned MODIFIED line for write-back (MODIFIED -> CLEANING, orphaned pins kept).
+  AGIO_HD bool start_cleaning(std::uint32_t line) const {
+    std::uint32_t word = detail::load<scope::device>(state.words[line], detail::relaxed);
+    if (state_of(word) != line_modified ||
+        pins_of(word) != detail::load<scope::device>(state.orphan_pins[line], detail::relaxed)) {
+      return false;
+    }
+    // Acquire pairs with the last writer's unpin: its data is what we write back.
+    return detail::compare_exchange<scope::device>(state.words[line], word, line_word(line_cleaning, pins_of(word)),
+                                                   detail::acquire);
+  }
+
+  // Inserts `tag` into its set. Returns success with `line` claimed (fill_mode::reserve: READY
+  // and pinned once the fill lands), an error, or pending when the caller should look again
+  // (the block appeared meanwhile, or no line of the set could be taken yet).
+  AGIO_HD status insert(std::uint32_t dev, std::uint64_t block, std::uint64_t tag, fill_mode mode, std::uint32_t& line,
+                        deadline limit) const {
+    std::uint32_t victim = no_line;
+    const status claimed = claim_line_for(tag, victim, limit);
+    if (!claimed.ok()) return claimed;
+    count_event(state.counters->misses);
+    return fill(dev, block, victim, mode, line, limit);
+  }
+
+  // Under the set's lock, takes a line of `tag`'s set for it: the line ends BUSY, unpinned and
+  // tagged, for the caller to fill or overwrite and publish. A dirty victim is sent to be
+  // written back instead, and pending returned (case (d)): it is taken once it is clean.
+  AGIO_HD status claim_line_for(std::uint64_t tag, std::uint32_t& line, deadline limit) const {
+    const std::uint32_t set = policy.set_of(state, tag);
+    std::uint32_t& set_lock = state.set_locks[set];
+    const lock_name name{lock_kind::cache_set, set};
+    const status locked = locks.acquire(set_lock, name, limit);
+    if (!locked.ok()) return locked;
+    const std::uint32_t victim =
+        find(tag) != no_line ? no_line : policy.victim(state, set, [this](std::uint32_t l) { return evictable(l); }, locks);
+    if (victim == no_line) {
+      locks.release(set_lock, name);
+      return {outcome::pending, 0};
+    }
+    if (start_cleaning(victim)) {
+      locks.release(set_lock, name);
+      const status s = write_back(victim);
+      return s.ok() ? status{outcome::pending, 0} : s;
+    }
+    line_state was = line_invalid;
+    if (!try_claim(victim, was)) {
+      locks.release(set_lock, name);
+      return {outcome::pending, 0};
+    }
+    if (was == line_ready && load_tag(victim) != no_tag) count_event(state.counters->evictions);
+    detail::store<scope::device>(state.tags[victim], tag, detail::relaxed);
+    policy.on_insert(state, set, victim);
+    locks.release(set_lock, name);
+    line = victim;
+    return {outcome::success, 0};
+  }
+
+  // Claims an evictable line (INVALID, or READY with no live pin): the state word is checked
+  // and swapped in one step, so a pin taken since the policy looked makes the claim fail.
+  AGIO_HD bool try_claim(std::uint32_t line, line_state& was) const {
+    std::uint32_t word = detail::load<scope::device>(state.words[line], detail::relaxed);
+    was = state_of(word);
+    if (was != line_invalid &&
+        (was != line_ready || pins_of(word) != detail::load<scope::device>(state.orphan_pins[line], detail::relaxed))) {
+      return false;
+    }
+    // Acquire pairs with the last unpin: every access to the old contents is done.
+    if (!detail::compare_exchange<scope::device>(state.words[line], word, line_word(line_busy), detail::acquire)) {
+      return false;
+    }
+    // Orphaned pins go with the old contents.
+    detail::store<scope::device>(state.orphan_pins[line], 0u, detail::relaxed);
+    return true;
+  }
+
+  // Issues the read of a claimed (BUSY) line; the completion service publishes the new state.
+  AGIO_HD status fill(std::uint32_t dev, std::uint64_t block, std::uint32_t victim, fill_mode mode, std::uint32_t& line,
+                      deadline limit) const {
+    const std::uint32_t reserved = mode == fill_mode::reserve ? 1 : 0;
+    const completion_signal signal{&state.words[victim], line_word(line_ready, reserved), line_word(line_invalid),
+                                   &state.fill_status[victim]};
+    const std::uint32_t lbas = lbas_per_line(dev);
+    const status issued = io.async_read_signalled(dev, block * lbas, lbas, line_data(victim), signal);
+    if (!issued.ok()) {
+      detail::store<scope::device>(state.fill_status[victim], issued.pack(), detail::relaxed);
+      detail::store<scope::device>(state.tags[victim], no_tag, detail::relaxed);
+      detail::store<scope::device>(state.words[victim], line_word(line_invalid), detail::release);
+      return issued;
+    }
+    if (mode == fill_mode::plain) return {outcome::success, 0};
+    // Wait for our fill without holding anything but the reservation it will carry.
+    std::uint32_t word = 0;
+    const bool landed = detail::poll_until(
+        [&] {
+          word = detail::load<scope::device>(state.words[victim], detail::acquire);
+          return state_of(word) != line_busy;
+        },
+        limit, detail::io_wait_max_sleep_ns);
+    if (!landed) {
+      // The reserved pin will arrive with the fill and nobody will release it: mark it orphaned
+      // so the line can still be evicted.
+      detail::fetch_add<scope::device>(state.orphan_pins[victim], 1u, detail::relaxed);
+      return {outcome::timeout, 0};
+    }
+    // Others may have pinned and written the line since it landed (READY or MODIFIED): both
+    // carry our reserved pin. Only INVALID means the read failed.
+    if (state_of(word) == line_invalid) {
+      count_event(state.counters->fill_failures);
+      return take_fill_failure(victim, tag_of(dev, block));
+    }
+    line = victim;
+    return {outcome::success, 0};
+  }
+
+  // Writes a CLEANING line's block back; the completion makes it READY (MODIFIED on failure, so
+  // the data stays in the cache and is not lost).
+  AGIO_HD status write_back(std::uint32_t line) const {
+    const std::uint64_t tag = load_tag(line);
+    const std::uint32_t dev = tag_device(tag);
+    const std::uint32_t lbas = lbas_per_line(dev);
+    // Pins of waiters that gave up stay with the line through its cleaning.
+    const std::uint32_t pins = pins_of(detail::load<scope::device>(state.words[line], detail::relaxed));
+    const completion_signal signal{&state.words[line], line_word(line_ready, pins), line_word(line_modified, pins),
+                                   &state.fill_status[line]};
+    count_event(state.counters->write_backs);
+    const status issued = io.async_write_signalled(dev, tag_block(tag) * lbas, lbas, line_data(line), signal);
+    if (!issued.ok()) detail::store<scope::device>(state.words[line], line_word(line_modified, pins), detail::release);
+    return issued;
+  }
+
+  // Writes a whole line: claims it without reading storage if absent, else overwrites it pinned.
+  AGIO_HD status write_line(std::uint32_t dev, std::uint64_t block, const void* src, deadline limit) const {
+    if (dev >= io.device_count) return {outcome::invalid_argument, 0};
+    const std::uint64_t tag = tag_of(dev, block);
+    detail::backoff wait(detail::io_wait_max_sleep_ns);
+    for (;;) {
+      const std::uint32_t found = find(tag);
+      if (found != no_line && try_pin(found, tag)) {
+        policy.on_hit(state, found);
+        count_event(state.counters->hits);
+        detail::shared_copy(line_data(found), src, state.line_bytes);
+        mark_dirty(found);
+        unpin(found);
+        return {outcome::success, 0};
+      }
+      if (found != no_line && state_of(detail::load<scope::device>(state.words[found], detail::relaxed)) == line_invalid) {
+        take_fill_failure(found, tag);  // a failed fill of this block: the write replaces it anyway
+        continue;
+      }
+      if (found == no_line) {
+        std::uint32_t claimed = no_line;
+        const status s = claim_line_for(tag, claimed, limit);
+        if (s.ok()) {
+          detail::thread_copy(line_data(claimed), src, state.line_bytes);
+          // Release pairs with readers' acquire when they pin: the data precedes MODIFIED.
+          detail::store<scope::device>(state.words[claimed], line_word(line_modified), detail::release);
+          return s;
+        }
+        if (s.result != outcome::pending) return s;
+      }
+      if (limit.passed()) return {outcome::timeout, 0};
+      wait.pause();
+    }
+  }
+
+};
+
+}  // namespace agio::cache

@@ -1,0 +1,227 @@
+#pragma once
+// The host side of the cache: sizes and allocates it in device memory, hands kernels their
+// handle and array views, preloads ranges, writes MODIFIED lines back on flush() and when the
+// runtime stops, and reports counters.
+//
+//   agio::runtime rt; rt.attach("file:/data/emb.bin"); rt.start();
+//   agio::software_cache<agio::cache::lfu_da> cache(rt, {.bytes = 1ull << 30});
+//   kernel<<<...>>>(cache.device(), cache.array<float>());
+//   cache.flush();        // MODIFIED lines reach storage (also done by rt.stop())
+//
+// The policy is a template argument (compile time); size, line size and associativity are
+// runtime options. Include this header from a .cu file when the runtime uses the GPU: its
+// flush and preload jobs are kernels.
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "agio/cache/array_view.hpp"
+#include "agio/cache/cache.hpp"
+#include "agio/runtime/launch.hpp"
+#include "agio/runtime/runtime.hpp"
+
+namespace agio {
+
+struct cache_options {
+  std::size_t bytes = std::size_t{64} << 20;  // rounded down to whole sets
+  std::uint32_t line_bytes = 4096;            // the I/O unit: a multiple of every device's LBA size
+  std::uint32_t ways = 8;                     // lines per set, unless the policy fixes it
+};
+
+struct cache_counters {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t hits_on_busy = 0;
+  std::uint64_t coalesced_in_warp = 0;
+  std::uint64_t evictions = 0;
+  std::uint64_t write_backs = 0;
+  std::uint64_t share_hits = 0;
+  std::uint64_t fill_failures = 0;
+
+  double hit_rate() const {
+    const double all = static_cast<double>(hits + misses);
+    return all == 0 ? 0 : static_cast<double>(hits) / all;
+  }
+};
+
+namespace cache {
+
+// Host jobs over the whole cache, one instance per thread of run_job.
+template <class Policy, class Locks>
+struct clean_job {
+  cache_handle<Policy, Locks> cache;
+  std::uint32_t* failure;  // first status::pack() that was not success
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    const status started = cache.clean(t, threads);
+    const bool done = detail::poll_until([&] { return cache.clean_done(t, threads); },
+                                         deadline::after_ns(cache.wait_timeout_ns), 8'192);
+    const status result = !started.ok() ? started : done ? status{outcome::success, 0} : status{outcome::timeout, 0};
+    std::uint32_t none = 0;
+    if (!result.ok()) detail::compare_exchange<detail::scope::device>(*failure, none, result.pack(), detail::relaxed);
+  }
+};
+
+template <class Policy, class Locks>
+struct preload_job {
+  cache_handle<Policy, Locks> cache;
+  std::uint32_t dev;
+  std::uint64_t first;
+  std::uint64_t count;
+  std::uint32_t* failure;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    for (std::uint64_t b = t; b < count; b += threads) {
+      std::uint32_t line = no_line;
+      const status s = cache.acquire_line(dev, first + b, line, deadline::after_ns(cache.wait_timeout_ns));
+      if (s.ok()) {
+        cache.unpin(line);
+      } else {
+        std::uint32_t none = 0;
+        detail::compare_exchange<detail::scope::device>(*failure, none, s.pack(), detail::relaxed);
+      }
+    }
+  }
+};
+
+}  // namespace cache
+
+template <class Policy, class Locks = cache::no_lock_chain>
+class software_cache {
+ public:
+  using handle = cache::cache_handle<Policy, Locks>;
+
+  // Needs a started runtime. Every device's LBA size must divide the line size.
+  software_cache(runtime& rt, cache_options options = {}) : rt_(rt) {
+    const auto devices = rt.devices();
+    if (options.line_bytes == 0 || options.line_bytes % 512 != 0) {
+      throw std::invalid_argument("agio: cache line size must be a multiple of 512 bytes");
+    }
+    for (const auto& d : devices) {
+      if (options.line_bytes % d.lba_bytes != 0) {
+        throw std::invalid_argument("agio: cache line size " + std::to_string(options.line_bytes) +
+                                    " is not a multiple of the LBA size of " + d.uri);
+      }
+    }
+    const std::uint32_t ways = Policy::fixed_ways != 0 ? Policy::fixed_ways : std::max<std::uint32_t>(1, options.ways);
+    const std::uint64_t sets = options.bytes / options.line_bytes / ways;
+    if (sets == 0 || sets * ways > 0x7fffffffu) {
+      throw std::invalid_argument("agio: cache of " + std::to_string(options.bytes) + " bytes holds no whole set of " +
+                                  std::to_string(ways) + " lines of " + std::to_string(options.line_bytes) +
+                                  " bytes (or too many lines)");
+    }
+    cache::cache_state& c = handle_.state;
+    c.line_bytes = options.line_bytes;
+    c.ways = ways;
+    c.set_count = static_cast<std::uint32_t>(sets);
+    c.line_count = static_cast<std::uint32_t>(sets * ways);
+    const std::size_t lines = c.line_count;
+    c.data = static_cast<std::byte*>(take(lines * c.line_bytes));
+    c.words = static_cast<std::uint32_t*>(take(lines * sizeof(std::uint32_t)));
+    c.tags = static_cast<std::uint64_t*>(take(lines * sizeof(std::uint64_t)));
+    c.fill_status = static_cast<std::uint32_t*>(take(lines * sizeof(std::uint32_t)));
+    c.orphan_pins = static_cast<std::uint32_t*>(take(lines * sizeof(std::uint32_t)));
+    c.set_locks = static_cast<std::uint32_t*>(take(std::size_t{c.set_count} * sizeof(std::uint32_t)));
+    c.counters = static_cast<cache::cache_counters*>(take(sizeof(cache::cache_counters)));
+    const std::size_t policy_bytes = Policy::state_bytes(c.line_count, c.set_count);
+    c.policy_state = policy_bytes != 0 ? take(policy_bytes) : nullptr;
+    failure_ = static_cast<std::uint32_t*>(take(sizeof(std::uint32_t)));
+    const std::vector<std::uint64_t> empty(lines, cache::no_tag);
+    rt_.copy_to_device(c.tags, empty.data(), lines * sizeof(std::uint64_t));
+    handle_.io = rt.io();
+    handle_.wait_timeout_ns = handle_.io.wait_timeout_ns;
+    stop_hook_ = rt_.add_stop_hook([this] { flush(); });
+  }
+
+  ~software_cache() {
+    rt_.remove_stop_hook(stop_hook_);
+    if (rt_.running()) {
+      try {
+        flush();
+      } catch (const std::exception&) {
+        // A destructor cannot report; the failed request is still in rt.check().
+      }
+    }
+    for (void* p : allocations_) rt_.free(p);
+  }
+  software_cache(const software_cache&) = delete;
+  software_cache& operator=(const software_cache&) = delete;
+
+  // What kernels take (by value).
+  const handle& device() const { return handle_; }
+  template <class T>
+  cache::array_view<T, Policy, Locks> array() const {
+    return {handle_};
+  }
+
+  std::uint32_t line_count() const { return handle_.state.line_count; }
+  std::uint32_t line_bytes() const { return handle_.state.line_bytes; }
+
+  // Writes every MODIFIED line back and makes it durable on its device. Run it while no kernel
+  // writes through the cache. Throws io_error if a write-back failed or did not finish.
+  void flush() {
+    const std::uint32_t threads = std::min<std::uint32_t>(line_count(), gpu() ? 4096 : 4);
+    run_checked(threads, cache::clean_job<Policy, Locks>{handle_, failure_}, "writing back modified lines");
+    const std::uint32_t devices = static_cast<std::uint32_t>(rt_.devices().size());
+    run_checked(devices, flush_devices_job{handle_.io, failure_}, "flushing devices");
+  }
+
+  // Loads blocks [first, first + count) of `dev` into the cache (as far as it holds them).
+  void preload(std::uint32_t dev, std::uint64_t first, std::uint64_t count) {
+    const std::uint32_t threads =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(count, gpu() ? 8192 : 8));
+    if (threads == 0) return;
+    run_checked(threads, cache::preload_job<Policy, Locks>{handle_, dev, first, count, failure_}, "preloading");
+  }
+
+  agio::cache_counters counters() const {
+    cache::cache_counters raw{};
+    rt_.copy_to_host(&raw, handle_.state.counters, sizeof raw);
+    return {raw.hits, raw.misses, raw.hits_on_busy, raw.coalesced_in_warp, raw.evictions,
+            raw.write_backs, raw.share_hits, raw.fill_failures};
+  }
+  void reset_counters() {
+    const cache::cache_counters zero{};
+    rt_.copy_to_device(handle_.state.counters, &zero, sizeof zero);
+  }
+
+ private:
+  struct flush_devices_job {
+    controller io;
+    std::uint32_t* failure;
+    AGIO_HD void operator()(std::uint32_t dev, std::uint32_t) const {
+      const status s = io.wait(io.async_flush(dev));
+      std::uint32_t none = 0;
+      if (!s.ok()) detail::compare_exchange<detail::scope::device>(*failure, none, s.pack(), detail::relaxed);
+    }
+  };
+
+  bool gpu() const { return rt_.backend() == backend::gpu; }
+
+  void* take(std::size_t bytes) {
+    void* p = rt_.allocate_device(bytes);
+    allocations_.push_back(p);
+    return p;
+  }
+
+  template <class Job>
+  void run_checked(std::uint32_t threads, const Job& job, const char* what) {
+    const std::uint32_t none = 0;
+    rt_.copy_to_device(failure_, &none, sizeof none);
+    run_job(rt_, threads, job);
+    std::uint32_t failed = 0;
+    rt_.copy_to_host(&failed, failure_, sizeof failed);
+    if (failed != 0) {
+      rt_.check();  // names device, LBA and cause when storage failed
+      throw io_error(std::string("agio: cache ") + what + " failed: " + describe(status::unpack(failed).result));
+    }
+  }
+
+  runtime& rt_;
+  handle handle_{};
+  std::uint32_t* failure_ = nullptr;
+  std::vector<void*> allocations_;
+  std::uint64_t stop_hook_ = 0;
+};
+
+}  // namespace agio

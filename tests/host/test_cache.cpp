@@ -1,0 +1,217 @@
+// The software cache on CPU threads: the four access cases, write-back, flush, policies, tiny
+// caches under many threads, and a randomized run against a shadow model.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "agio/cache/policies/clock.hpp"
+#include "agio/cache/policies/direct_mapped.hpp"
+#include "agio/cache/policies/lfu_da.hpp"
+#include "agio/cache/software_cache.hpp"
+#include "agio/spec/status.hpp"
+#include "test_support.hpp"
+
+namespace agio {
+namespace {
+
+using test::run_threads;
+
+runtime_options cpu_options() {
+  runtime_options o;
+  o.backend = backend::cpu;
+  o.max_transfer_bytes = 16 * 1024;
+  o.wait_timeout_ms = 60'000;
+  return o;
+}
+
+// Reads `blocks` 4 KiB blocks straight from storage, around the cache.
+std::vector<std::uint64_t> read_storage(runtime& rt, std::uint64_t blocks) {
+  std::vector<std::uint64_t> out(blocks * 512);
+  auto* buf = static_cast<std::byte*>(rt.allocate_device(4096));
+  const std::uint32_t lbas = 4096 / rt.devices()[0].lba_bytes;
+  for (std::uint64_t b = 0; b < blocks; ++b) {
+    const status s = rt.io().read(0, b * lbas, lbas, buf);
+    EXPECT_TRUE(s.ok()) << describe(s.result);
+    std::memcpy(out.data() + b * 512, buf, 4096);
+  }
+  rt.free(buf);
+  return out;
+}
+
+template <class Policy>
+void sequential_roundtrip(std::uint32_t ways) {
+  runtime rt(cpu_options());
+  rt.attach(device_options{"ram:4M?lba=512", 2, 16});
+  rt.start();
+  constexpr std::uint64_t blocks = 64;
+  {
+    software_cache<Policy> cache(rt, {16 * 4096, 4096, ways});  // 16 lines for 64 blocks
+    const auto arr = cache.template array<std::uint64_t>();
+    for (std::uint64_t i = 0; i < blocks * 512; i += 7) ASSERT_TRUE(arr.put(0, i, i * 3 + 1).ok());
+    for (std::uint64_t i = 0; i < blocks * 512; i += 7) {
+      std::uint64_t v = 0;
+      ASSERT_TRUE(arr.get(0, i, v).ok());
+      ASSERT_EQ(v, i * 3 + 1) << "element " << i;
+    }
+    cache.flush();
+    const auto c = cache.counters();
+    EXPECT_GT(c.evictions, 0u);
+    EXPECT_GT(c.write_backs, 0u);
+    EXPECT_GT(c.hits, 0u);
+  }
+  const auto stored = read_storage(rt, blocks);
+  for (std::uint64_t i = 0; i < blocks * 512; ++i) {
+    ASSERT_EQ(stored[i], i % 7 == 0 ? i * 3 + 1 : 0) << "element " << i;
+  }
+}
+
+TEST(Cache, DirectMappedWritesReachStorage) { sequential_roundtrip<cache::direct_mapped>(1); }
+TEST(Cache, ClockWritesReachStorage) { sequential_roundtrip<cache::clock>(4); }
+TEST(Cache, LfuDaWritesReachStorage) { sequential_roundtrip<cache::lfu_da>(8); }
+
+// A prefetched line is not pinned: a later access may find it evicted and reads it again.
+TEST(Cache, PrefetchedLineEvictedBeforeUseIsReadAgain) {
+  runtime rt(cpu_options());
+  rt.attach(device_options{"ram:1M?lba=4096", 1, 8});
+  rt.start();
+  auto* buf = static_cast<std::byte*>(rt.allocate_device(4096));
+  for (std::uint64_t b = 0; b < 2; ++b) {
+    std::memset(buf, static_cast<int>(0x40 + b), 4096);
+    ASSERT_TRUE(rt.io().write(0, b, 1, buf).ok());
+  }
+  software_cache<cache::direct_mapped> cache(rt, {4096, 4096, 1});  // one line
+  const auto& dev = cache.device();
+  ASSERT_TRUE(dev.prefetch(0, 0).ok());
+  std::uint8_t byte = 0;
+  // Block 1 takes the only line (after block 0's fill lands), evicting the prefetched block 0.
+  ASSERT_TRUE(dev.read_bytes(0, 1, 0, 1, &byte, deadline::after_ns(10'000'000'000)).ok());
+  EXPECT_EQ(byte, 0x41);
+  ASSERT_TRUE(dev.read_bytes(0, 0, 100, 1, &byte, deadline::after_ns(10'000'000'000)).ok());
+  EXPECT_EQ(byte, 0x40);
+  const auto c = cache.counters();
+  EXPECT_EQ(c.misses, 3u);
+  EXPECT_EQ(c.evictions, 2u);
+}
+
+// RAW, WAR and WAW between the element path (array view) and the block path (async reads and
+// writes of whole blocks through user buffers).
+TEST(Cache, HazardsAcrossElementAndBlockPaths) {
+  runtime rt(cpu_options());
+  rt.attach(device_options{"ram:1M?lba=4096", 1, 8});
+  rt.start();
+  software_cache<cache::clock> cache(rt, {2 * 4096, 4096, 2});
+  const auto& dev = cache.device();
+  const auto arr = cache.array<std::uint32_t>();
+  auto* user = static_cast<std::uint32_t*>(rt.allocate_device(4096));
+
+  // RAW: an element write is seen by a block read into a user buffer.
+  ASSERT_TRUE(arr.put(0, 5, 123).ok());
+  ASSERT_TRUE(dev.wait(dev.async_read(0, 0, user)).ok());
+  EXPECT_EQ(user[5], 123u);
+  // WAR: writing the element after the block read does not change the user's copy.
+  ASSERT_TRUE(arr.put(0, 5, 456).ok());
+  EXPECT_EQ(user[5], 123u);
+  std::uint32_t v = 0;
+  ASSERT_TRUE(arr.get(0, 5, v).ok());
+  EXPECT_EQ(v, 456u);
+  // WAW: a block write then an element write; the later one wins in the cache and in storage.
+  for (int i = 0; i < 1024; ++i) user[i] = 1000 + i;
+  ASSERT_TRUE(dev.wait(dev.async_write(0, 0, user)).ok());
+  ASSERT_TRUE(arr.put(0, 7, 7).ok());
+  ASSERT_TRUE(arr.get(0, 5, v).ok());
+  EXPECT_EQ(v, 1005u);
+  // Evict block 0 through two other blocks, then read it back from storage via the cache.
+  ASSERT_TRUE(arr.get(0, 1024 * 1, v).ok());
+  ASSERT_TRUE(arr.get(0, 1024 * 2, v).ok());
+  ASSERT_TRUE(arr.get(0, 1024 * 3, v).ok());
+  ASSERT_TRUE(arr.get(0, 7, v).ok());
+  EXPECT_EQ(v, 7u);
+  ASSERT_TRUE(arr.get(0, 8, v).ok());
+  EXPECT_EQ(v, 1008u);
+  EXPECT_GT(cache.counters().write_backs, 0u);
+}
+
+TEST(Cache, FailedFillsReturnTheNvmeStatus) {
+  runtime rt(cpu_options());
+  rt.attach(device_options{"ram:64K?lba=4096&fault=eio@3", 1, 8});
+  rt.start();
+  software_cache<cache::lfu_da> cache(rt, {4 * 4096, 4096, 2});
+  const auto arr = cache.array<std::uint32_t>();
+  std::uint32_t v = 0;
+  const status past_end = arr.get(0, 1024 * 16, v);  // block 16 of a 16-block store
+  EXPECT_EQ(past_end.result, outcome::nvme_error);
+  EXPECT_EQ(past_end.nvme_status, spec::make_status(spec::status_type::generic, spec::generic::lba_out_of_range));
+  const status eio = arr.get(0, 1024 * 3, v);
+  EXPECT_EQ(eio.result, outcome::nvme_error);
+  EXPECT_THROW(rt.check(), io_error);
+  // The cache still works for good blocks, and the bad block fails again rather than hanging.
+  ASSERT_TRUE(arr.put(0, 1, 9).ok());
+  ASSERT_TRUE(arr.get(0, 1, v).ok());
+  EXPECT_EQ(v, 9u);
+  EXPECT_EQ(arr.get(0, 1024 * 3, v).result, outcome::nvme_error);
+  EXPECT_GT(cache.counters().fill_failures, 0u);
+}
+
+// Caches of one and two lines under 1024 threads: every access finishes, no write is lost.
+template <class Policy>
+void tiny_cache(std::uint32_t lines) {
+  runtime rt(cpu_options());
+  rt.attach(device_options{"ram:1M?lba=4096", 2, 16});
+  rt.start();
+  constexpr unsigned threads = 1024;
+  constexpr std::uint64_t blocks = 8;
+  {
+    software_cache<Policy> cache(rt, {lines * 4096ull, 4096, lines});
+    ASSERT_EQ(cache.line_count(), lines);
+    const auto arr = cache.template array<std::uint32_t>();
+    std::atomic<unsigned> failures{0};
+    run_threads(threads, [&](unsigned t) {
+      // Thread t owns element t of every block and writes then reads it back in each block.
+      for (std::uint64_t b = 0; b < blocks; ++b) {
+        const std::uint64_t i = b * 1024 + t;
+        if (!arr.put(0, i, static_cast<std::uint32_t>(t * 100 + b)).ok()) failures++;
+      }
+      for (std::uint64_t b = 0; b < blocks; ++b) {
+        std::uint32_t v = 0;
+        if (!arr.get(0, b * 1024 + t, v).ok() || v != t * 100 + b) failures++;
+      }
+    });
+    EXPECT_EQ(failures.load(), 0u);
+    cache.flush();
+  }
+  auto stored = read_storage(rt, blocks);
+  const auto* words = reinterpret_cast<const std::uint32_t*>(stored.data());
+  for (std::uint64_t b = 0; b < blocks; ++b) {
+    for (unsigned t = 0; t < threads; ++t) ASSERT_EQ(words[b * 1024 + t], t * 100 + b) << "block " << b << " thread " << t;
+  }
+}
+
+TEST(TinyCache, OneLineUnder1024Threads) { tiny_cache<cache::direct_mapped>(1); }
+TEST(TinyCache, TwoLinesUnder1024Threads) { tiny_cache<cache::clock>(2); }
+
+// Stopping the runtime writes the cache's MODIFIED lines back (the cache registers with stop).
+TEST(Cache, StopWritesModifiedLinesBack) {
+  const test::temp_file file("cache-stop");
+  const std::string uri = "file:" + file.path() + "?create=1M&lba=4096";
+  {
+    runtime rt(cpu_options());
+    rt.attach(device_options{uri, 1, 8});
+    rt.start();
+    software_cache<cache::clock> cache(rt, {16 * 4096, 4096, 4});
+    const auto arr = cache.array<std::uint32_t>();
+    for (std::uint32_t i = 0; i < 8 * 1024; i += 1024) ASSERT_TRUE(arr.put(0, i, i + 1).ok());
+    rt.stop();
+  }
+  runtime rt(cpu_options());
+  rt.attach(uri);
+  rt.start();
+  auto* buf = static_cast<std::uint32_t*>(rt.allocate_device(4096));
+  for (std::uint32_t b = 0; b < 8; ++b) {
+    ASSERT_TRUE(rt.io().read(0, b, 1, buf).ok());
+    EXPECT_EQ(buf[0], b * 1024 + 1);
+  }
+}
+
+}  // namespace
+}  // namespace agio
