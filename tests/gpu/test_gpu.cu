@@ -11,6 +11,10 @@
 #include <thread>
 #include <unistd.h>
 
+#include "agio/cache/policies/clock.hpp"
+#include "agio/cache/policies/direct_mapped.hpp"
+#include "agio/cache/policies/lfu_da.hpp"
+#include "agio/cache/software_cache.hpp"
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "agio/spec/status.hpp"
@@ -301,6 +305,65 @@ TEST(GpuStop, InFlightWritesFinishOrFailAndNoAcknowledgedWriteIsLost) {
   }
   rt.stop();
 }
+
+// The cache on the GPU: every thread owns one element of every block; a warp's 32 lanes touch
+// one line together (warp coalescing), blocks are visited in a per-thread order, and the cache
+// is far smaller than the data. Afterwards storage must hold every thread's last write.
+template <class Policy>
+struct cache_writers_job {
+  cache::array_view<std::uint32_t, Policy> arr;
+  std::uint32_t blocks;
+  std::uint32_t* failures;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
+    const std::uint32_t per_block = 1024;
+    for (std::uint32_t k = 0; k < blocks; ++k) {
+      const std::uint32_t b = (k + t / 32) % blocks;
+      if (!arr.put(0, std::uint64_t{b} * per_block + t % per_block, t * 131 + b).ok()) {
+        detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+      }
+    }
+    for (std::uint32_t k = 0; k < blocks; ++k) {
+      const std::uint32_t b = (k * 7 + t / 32) % blocks;
+      std::uint32_t v = 0;
+      if (!arr.get(0, std::uint64_t{b} * per_block + t % per_block, v).ok() || v != t * 131 + b) {
+        detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+      }
+    }
+  }
+};
+
+template <class Policy>
+void gpu_cache_run(std::uint32_t lines, std::uint32_t ways, std::uint32_t threads) {
+  constexpr std::uint32_t blocks = 16;
+  runtime rt(gpu_options());
+  rt.attach(device_options{"ram:1M?lba=4096", 4, 32});
+  rt.start();
+  auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
+  {
+    software_cache<Policy> cache(rt, {std::size_t{lines} * 4096, 4096, ways});
+    ASSERT_EQ(cache.line_count(), lines);
+    run_job(rt, threads, cache_writers_job<Policy>{cache.template array<std::uint32_t>(), blocks, failures});
+    cache.flush();
+    const auto c = cache.counters();
+    EXPECT_GT(c.coalesced_in_warp, 0u);
+    EXPECT_GT(c.write_backs, 0u);
+  }
+  std::uint32_t failed = 0;
+  rt.copy_to_host(&failed, failures, 4);
+  EXPECT_EQ(failed, 0u);
+  rt.check();
+  auto* buf = static_cast<std::uint32_t*>(rt.allocate_host(4096));
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    ASSERT_TRUE(rt.io().read(0, b, 1, buf).ok());
+    // Thread t (one per element) wrote element t of every block.
+    for (std::uint32_t t = 0; t < threads; ++t) ASSERT_EQ(buf[t], t * 131 + b) << "block " << b;
+  }
+  rt.stop();
+}
+
+TEST(GpuCache, ThousandThreadsThroughALfuDaCacheOfEightLines) { gpu_cache_run<cache::lfu_da>(8, 4, 1024); }
+TEST(GpuCache, OneLineUnder1024Threads) { gpu_cache_run<cache::direct_mapped>(1, 1, 1024); }
+TEST(GpuCache, TwoLinesUnder1024Threads) { gpu_cache_run<cache::clock>(2, 2, 1024); }
 
 }  // namespace
 }  // namespace agio

@@ -84,6 +84,17 @@ struct preload_job {
   }
 };
 
+// Makes device `dev`'s acknowledged writes durable (one thread per device).
+struct flush_devices_job {
+  controller io;
+  std::uint32_t* failure;
+  AGIO_HD void operator()(std::uint32_t dev, std::uint32_t) const {
+    const status s = io.wait(io.async_flush(dev));
+    std::uint32_t none = 0;
+    if (!s.ok()) detail::compare_exchange<detail::scope::device>(*failure, none, s.pack(), detail::relaxed);
+  }
+};
+
 }  // namespace cache
 
 template <class Policy, class Locks = cache::no_lock_chain>
@@ -163,7 +174,7 @@ class software_cache {
     const std::uint32_t threads = std::min<std::uint32_t>(line_count(), gpu() ? 4096 : 4);
     run_checked(threads, cache::clean_job<Policy, Locks>{handle_, failure_}, "writing back modified lines");
     const std::uint32_t devices = static_cast<std::uint32_t>(rt_.devices().size());
-    run_checked(devices, flush_devices_job{handle_.io, failure_}, "flushing devices");
+    run_checked(devices, cache::flush_devices_job{handle_.io, failure_}, "flushing devices");
   }
 
   // Loads blocks [first, first + count) of `dev` into the cache (as far as it holds them).
@@ -186,16 +197,6 @@ class software_cache {
   }
 
  private:
-  struct flush_devices_job {
-    controller io;
-    std::uint32_t* failure;
-    AGIO_HD void operator()(std::uint32_t dev, std::uint32_t) const {
-      const status s = io.wait(io.async_flush(dev));
-      std::uint32_t none = 0;
-      if (!s.ok()) detail::compare_exchange<detail::scope::device>(*failure, none, s.pack(), detail::relaxed);
-    }
-  };
-
   bool gpu() const { return rt_.backend() == backend::gpu; }
 
   void* take(std::size_t bytes) {
