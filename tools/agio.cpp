@@ -6,6 +6,7 @@
 
 #include "agio/runtime/runtime.hpp"
 #include "demo.hpp"
+#include "cache/cache_bench.hpp"
 #include "randrw/randrw.hpp"
 
 namespace {
@@ -19,6 +20,12 @@ void usage() {
       "               [--seconds S] [--file PATH] [--file-gib G] [--ram-gib G] [--backend cpu|auto]\n"
       "               [--queue-pairs N] [--queue-depth N] [--controller-threads N]\n"
       "                                        random reads/writes beside the store's own ceiling (JSON out)\n"
+      "  bench cache_policies [--quick] [--backend cpu|auto] [--blocks N] [--accesses N] [--zipf-alpha A]\n"
+      "               [--percent 1,5,20] [--traces zipf,kronecker] [--policies clock,lfu_da,direct_mapped] [--threads N] [--out FILE]\n"
+      "                                        cache hit rate and time per replacement policy on skewed traces\n"
+      "  bench cache_overhead [--quick] [--backend cpu|auto] [--vector-mib M] [--vertices N] [--degree D]\n"
+      "               [--reps R] [--store URI] [--kernels vector_mean,bfs,spmv] [--out FILE]\n"
+      "                                        native vs cache-API vs cold-cache time of mean, BFS, SpMV\n"
       "  info URI                              open a store and print its size and block size");
 }
 
@@ -46,6 +53,8 @@ int main(int argc, char** argv) {
     const std::string cmd = argc > 1 ? argv[1] : "";
     if (cmd == "demo") return agio::tools::demo_main(argc, argv, 2);
     if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "randrw") == 0) return agio::bench::randrw_main(argc, argv, 3);
+    if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "cache_policies") == 0) return agio::bench::cache_policies_main(argc, argv, 3);
+    if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "cache_overhead") == 0) return agio::bench::cache_overhead_main(argc, argv, 3);
     if (cmd == "info") return info_main(argc, argv);
     usage();
     return cmd.empty() || cmd == "help" || cmd == "--help" ? 0 : 2;

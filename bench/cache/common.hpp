@@ -1,0 +1,196 @@
+#pragma once
+// Pieces shared by the cache benchmarks: hashing, runtime setup, writing data into a store,
+// timing jobs (CUDA events on the GPU, so launch set-up is not counted), register counts and
+// the JSON header. Compiled by nvcc or the host compiler like the rest of bench/.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "agio/detail/atomic.hpp"
+#include "agio/runtime/launch.hpp"
+#include "agio/runtime/runtime.hpp"
+#include "harness/json.hpp"
+#include "harness/options.hpp"
+
+namespace agio::bench::cache_bench {
+
+AGIO_HD inline std::uint64_t mix64(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
+}
+// Word i of the pattern a store is filled with: any access can be checked against it.
+AGIO_HD inline std::uint32_t pattern_word(std::uint64_t i) { return static_cast<std::uint32_t>(mix64(i + 1)); }
+
+// Threads that act like the lanes of one warp: 32 on the GPU, 1 on CPU threads.
+AGIO_HD constexpr std::uint32_t warp_lanes() { return detail::on_device() ? 32 : 1; }
+
+inline constexpr std::uint32_t block_bytes = 4096;  // store LBA = cache line = 4 KiB
+
+inline backend backend_option(const options& opt) {
+  return opt.get("backend", "auto") == "cpu" ? backend::cpu : backend::automatic;
+}
+
+// A ram: store of at least `bytes` (whole MiB), with 4 KiB blocks.
+inline std::string ram_uri(std::uint64_t bytes) {
+  return "ram:" + std::to_string(std::max<std::uint64_t>(1, (bytes + (1u << 20) - 1) >> 20)) + "M?lba=4096";
+}
+
+inline std::unique_ptr<runtime> start_runtime(backend want, const std::string& uri) {
+  runtime_options opt;
+  opt.backend = want;
+  opt.wait_timeout_ms = 120'000;
+  opt.submit_timeout_ms = 120'000;
+  auto rt = std::make_unique<runtime>(opt);
+  const bool gpu = want != backend::cpu;  // a GPU runtime wants many queues for its many threads
+  rt->attach(device_options{uri, gpu ? 32u : 4u, gpu ? 256u : 64u});
+  rt->start();
+  return rt;
+}
+
+inline bool on_gpu(const runtime& rt) { return rt.backend() == backend::gpu; }
+
+// Writes contiguous chunks of a staging buffer to device 0, one synchronous request each.
+struct store_write_job {
+  controller io;
+  const std::byte* staging;
+  std::uint64_t first_lba;
+  std::uint64_t lbas;
+  std::uint32_t chunk_lbas;
+  std::uint32_t* failures;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    const std::uint32_t lba_bytes = io.lba_bytes(0);
+    for (std::uint64_t first = std::uint64_t{t} * chunk_lbas; first < lbas; first += std::uint64_t{threads} * chunk_lbas) {
+      const auto n = static_cast<std::uint32_t>(lbas - first < chunk_lbas ? lbas - first : chunk_lbas);
+      if (!io.write(0, first_lba + first, n, staging + first * lba_bytes).ok()) {
+        detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+      }
+    }
+  }
+};
+
+// Writes `bytes` (rounded up to whole blocks, zero padded) to device 0 from block
+// `first_block` on; gen(offset, dst, n) produces the bytes [offset, offset + n).
+template <class Gen>
+void write_store(runtime& rt, std::uint64_t first_block, std::uint64_t bytes, Gen&& gen) {
+  const std::uint32_t lba = rt.devices()[0].lba_bytes;
+  const std::uint64_t total = (bytes + block_bytes - 1) / block_bytes * block_bytes;
+  const std::size_t staging_bytes = std::min<std::uint64_t>(total, std::uint64_t{64} << 20);
+  auto* staging = static_cast<std::byte*>(rt.allocate_device(staging_bytes));
+  auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(sizeof(std::uint32_t)));
+  const std::uint32_t zero = 0;
+  rt.copy_to_device(failures, &zero, sizeof zero);
+  std::vector<std::byte> host(staging_bytes);
+  const std::uint32_t chunk = std::max<std::uint32_t>(1, (64u << 10) / lba);  // 64 KiB requests
+  for (std::uint64_t done = 0; done < total; done += staging_bytes) {
+    const std::size_t n = std::min<std::uint64_t>(staging_bytes, total - done);
+    std::fill(host.begin(), host.end(), std::byte{0});
+    if (done < bytes) gen(done, host.data(), std::min<std::uint64_t>(n, bytes - done));
+    rt.copy_to_device(staging, host.data(), n);
+    const std::uint64_t lbas = n / lba;
+    const std::uint32_t threads = static_cast<std::uint32_t>(std::min<std::uint64_t>((lbas + chunk - 1) / chunk, on_gpu(rt) ? 1024 : 8));
+    run_job(rt, threads, store_write_job{rt.io(), staging, (first_block * block_bytes + done) / lba, lbas, chunk, failures});
+  }
+  std::uint32_t failed = 0;
+  rt.copy_to_host(&failed, failures, sizeof failed);
+  rt.free(staging);
+  rt.free(failures);
+  rt.check();
+  if (failed != 0) throw std::runtime_error("writing the benchmark data to the store failed");
+}
+
+// Copies a host vector into new device memory (rt.free it).
+template <class T>
+T* to_device(runtime& rt, const std::vector<T>& v) {
+  auto* p = static_cast<T*>(rt.allocate_device(std::max<std::size_t>(1, v.size()) * sizeof(T)));
+  if (!v.empty()) rt.copy_to_device(p, v.data(), v.size() * sizeof(T));
+  return p;
+}
+template <class T>
+std::vector<T> to_host(runtime& rt, const T* p, std::size_t n) {
+  std::vector<T> v(n);
+  if (n != 0) rt.copy_to_host(v.data(), p, n * sizeof(T));
+  return v;
+}
+
+// Seconds of one run of `job`: the kernel alone (CUDA events) on the GPU, the threads'
+// lifetime on the CPU backend.
+template <class Job>
+double time_job(runtime& rt, std::uint32_t threads, const Job& job) {
+#if defined(__CUDACC__)
+  if (on_gpu(rt)) {
+    constexpr std::uint32_t block = 256;
+    cudaStream_t stream;
+    cudaEvent_t start, stop;
+    throw_on_cuda_error(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    cudaEventRecord(start, stream);
+    launch_job_kernel<<<(threads + block - 1) / block, block, 0, stream>>>(job, threads);
+    const cudaError_t launched = cudaGetLastError();
+    cudaEventRecord(stop, stream);
+    const cudaError_t finished = cudaStreamSynchronize(stream);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    cudaStreamDestroy(stream);
+    throw_on_cuda_error(launched, "launching a benchmark kernel");
+    throw_on_cuda_error(finished, "benchmark kernel");
+    return ms / 1e3;
+  }
+#endif
+  return run_job(rt, threads, job);
+}
+
+// Registers per thread of the kernel that runs `Job` (-1 where there is no GPU kernel).
+template <class Job>
+int registers_of([[maybe_unused]] const runtime& rt) {
+#if defined(__CUDACC__)
+  if (on_gpu(rt)) {
+    cudaFuncAttributes attr{};
+    throw_on_cuda_error(cudaFuncGetAttributes(&attr, launch_job_kernel<Job>), "cudaFuncGetAttributes");
+    return attr.numRegs;
+  }
+#endif
+  return -1;
+}
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+inline std::string now_iso() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+inline void set_header(result_document& doc, const std::string& name, const std::string& device, int argc, char** argv) {
+  std::string command;
+  for (int i = 0; i < argc; ++i) {
+    if (i != 0) command += ' ';
+    command += argv[i];
+  }
+  doc.header.set("benchmark", name).set("device", device).set("date", now_iso()).set("command", command);
+}
+
+inline void save(const result_document& doc, const std::string& path) {
+  const std::filesystem::path out(path);
+  if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
+  std::ofstream(out) << doc.str();
+}
+
+}  // namespace agio::bench::cache_bench

@@ -1,0 +1,469 @@
+// cache_overhead (AGILE §4.5): vector mean, BFS and SpMV, each measured three ways:
+//   native: the data in HBM, plain loads;
+//   cache:  the same kernel reading through agio's cache, everything preloaded (the cache holds
+//           all of it), kernel time only: the cost of the cache API;
+//   cold:   a fresh, empty cache: every line comes from storage: the cost of the I/O path.
+// Vector mean also runs a warp-per-line variant (one pin per 4 KiB line, coalesced reads).
+// Every result is checked against a host reference.
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+
+#include "agio/cache/policies/clock.hpp"
+#include "agio/cache/software_cache.hpp"
+#include "cache/cache_bench.hpp"
+#include "cache/common.hpp"
+#include "cache/warp_line.hpp"
+#include "harness/progress.hpp"
+
+namespace agio::bench {
+namespace {
+
+using namespace cache_bench;
+using policy = cache::clock;
+using cache_type = software_cache<policy>;
+
+// --- Where kernels read their arrays from ---------------------------------------------------
+
+template <class T>
+struct native_source {
+  const T* data;
+  AGIO_HD T at(std::uint64_t i) const { return data[i]; }
+};
+// Element i of an array stored from block `first_block` on. A failed read gives T{}, which the
+// result check catches (rt.check() names the cause).
+template <class T>
+struct cached_source {
+  cache::array_view<T, policy> view;
+  std::uint64_t first;  // element index of the array's start on device 0
+  AGIO_HD T at(std::uint64_t i) const {
+    T v{};
+    view.get(0, first + i, v);
+    return v;
+  }
+};
+
+// --- Kernels --------------------------------------------------------------------------------
+
+template <class Source>
+struct mean_job {
+  Source x;
+  std::uint64_t n;
+  double* partial;  // one per thread, added up on the host
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    double s = 0;
+    for (std::uint64_t i = t; i < n; i += threads) s += x.at(i);
+    partial[t] = s;
+  }
+};
+
+// Warp w sums lines w, w + warps, ...: one pin per line, lanes read consecutive floats.
+// `threads` must be a multiple of 32 on the GPU so every warp is whole.
+struct mean_lines_job {
+  cache::cache_handle<policy> cache;
+  std::uint64_t first_block;
+  std::uint64_t n;
+  double* partial;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    constexpr std::uint64_t per_line = block_bytes / sizeof(float);
+    const std::uint32_t lanes = warp_lanes();
+    const std::uint32_t lane = t % lanes;
+    double s = 0;
+    for (std::uint64_t line = t / lanes; line * per_line < n; line += threads / lanes) {
+      const std::uint64_t count = n - line * per_line < per_line ? n - line * per_line : per_line;
+      with_line(cache, 0, first_block + line, [&](const std::byte* data) {
+        const auto* f = reinterpret_cast<const float*>(data);
+        for (std::uint64_t k = lane; k < count; k += lanes) s += f[k];
+      });
+    }
+    partial[t] = s;
+  }
+};
+
+constexpr std::uint32_t unvisited = ~std::uint32_t{0};
+
+// One level of a level-synchronous BFS: vertices at `level` mark unvisited neighbours.
+// Concurrent marks of one vertex all write the same value.
+template <class Cols>
+struct bfs_job {
+  Cols col;
+  const std::uint32_t* row;
+  std::uint32_t* levels;
+  std::uint32_t* changed;
+  std::uint32_t n;
+  std::uint32_t level;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    using detail::scope;
+    for (std::uint32_t v = t; v < n; v += threads) {
+      if (detail::load<scope::device>(levels[v], detail::relaxed) != level) continue;
+      for (std::uint32_t e = row[v]; e < row[v + 1]; ++e) {
+        const std::uint32_t u = col.at(e);
+        if (detail::load<scope::device>(levels[u], detail::relaxed) == unvisited) {
+          detail::store<scope::device>(levels[u], level + 1, detail::relaxed);
+          detail::store<scope::device>(*changed, 1u, detail::relaxed);
+        }
+      }
+    }
+  }
+};
+
+// Scalar CSR SpMV, one row per thread: y = A x with x in HBM.
+template <class Cols, class Vals>
+struct spmv_job {
+  Cols col;
+  Vals val;
+  const std::uint32_t* row;
+  const float* x;
+  float* y;
+  std::uint32_t n;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    for (std::uint32_t r = t; r < n; r += threads) {
+      float acc = 0;
+      for (std::uint32_t e = row[r]; e < row[r + 1]; ++e) acc += val.at(e) * x[col.at(e)];
+      y[r] = acc;
+    }
+  }
+};
+
+// --- Data -----------------------------------------------------------------------------------
+
+// A uniform random directed graph (or sparse matrix pattern) in CSR.
+struct csr {
+  std::uint32_t n = 0;
+  std::vector<std::uint32_t> row, col;
+  std::vector<float> val;
+};
+
+csr random_csr(std::uint32_t n, std::uint32_t degree, std::mt19937_64& rng) {
+  const std::uint64_t m = std::uint64_t{n} * degree;
+  if (m >= (std::uint64_t{1} << 32)) throw std::invalid_argument("cache_overhead: too many edges for 32-bit CSR");
+  std::vector<std::uint32_t> src(m), dst(m);
+  for (std::uint64_t e = 0; e < m; ++e) {
+    src[e] = static_cast<std::uint32_t>(rng() % n);
+    dst[e] = static_cast<std::uint32_t>(rng() % n);
+  }
+  csr g;
+  g.n = n;
+  g.row.assign(n + 1, 0);
+  for (const std::uint32_t s : src) ++g.row[s + 1];
+  for (std::uint32_t v = 0; v < n; ++v) g.row[v + 1] += g.row[v];
+  g.col.resize(m);
+  std::vector<std::uint32_t> next(g.row.begin(), g.row.end() - 1);
+  for (std::uint64_t e = 0; e < m; ++e) g.col[next[src[e]]++] = dst[e];
+  std::uniform_real_distribution<float> u(-1, 1);
+  g.val.resize(m);
+  for (float& v : g.val) v = u(rng);
+  return g;
+}
+
+std::vector<std::uint32_t> bfs_reference(const csr& g) {
+  std::vector<std::uint32_t> level(g.n, unvisited), frontier{0}, next;
+  level[0] = 0;
+  for (std::uint32_t l = 0; !frontier.empty(); ++l, frontier.swap(next)) {
+    next.clear();
+    for (const std::uint32_t v : frontier) {
+      for (std::uint32_t e = g.row[v]; e < g.row[v + 1]; ++e) {
+        if (level[g.col[e]] == unvisited) {
+          level[g.col[e]] = l + 1;
+          next.push_back(g.col[e]);
+        }
+      }
+    }
+  }
+  return level;
+}
+
+std::uint64_t blocks_for(std::uint64_t bytes) { return (bytes + block_bytes - 1) / block_bytes; }
+
+// Where each array lives in the store (blocks of device 0). col and val are adjacent so one
+// preload covers SpMV's data.
+struct layout {
+  std::uint64_t vec = 0, vec_blocks = 0, col = 0, col_blocks = 0, val = 0, val_blocks = 0;
+  std::uint64_t total() const { return val + val_blocks; }
+};
+
+// --- Measuring ------------------------------------------------------------------------------
+
+struct row_result {
+  std::string kernel, mode, access;
+  double seconds = 0;
+  bool ok = false;
+  int registers = -1;
+  double hit_rate = -1;
+};
+
+struct context {
+  runtime& rt;
+  std::uint32_t threads;
+  int reps;
+  progress& bar;
+  std::vector<row_result>& rows;
+};
+
+// A cache that holds `blocks` consecutive blocks: every set gets at most `ways` of them.
+std::unique_ptr<cache_type> make_cache(runtime& rt, std::uint64_t blocks) {
+  constexpr std::uint32_t ways = 8;
+  const std::uint64_t lines = (blocks + ways - 1) / ways * ways;
+  return std::make_unique<cache_type>(rt, cache_options{lines * block_bytes, block_bytes, ways});
+}
+
+// Runs `once` (which returns the measured seconds of one run and checks its result) `reps`
+// times and records the median. `cache` (null for native) gives the run's hit rate.
+void measure(context& c, row_result r, cache_type* cache, const std::function<double(bool&)>& once) {
+  std::vector<double> times;
+  r.ok = true;
+  if (cache != nullptr) cache->reset_counters();
+  for (int i = 0; i < c.reps; ++i) {
+    bool ok = false;
+    times.push_back(once(ok));
+    r.ok = r.ok && ok;
+  }
+  c.rt.check();
+  r.seconds = median(times);
+  if (cache != nullptr) r.hit_rate = cache->counters().hit_rate();
+  c.bar.step(r.kernel + " " + r.mode + " " + r.access);
+  c.rows.push_back(r);
+}
+
+// Runs `measure` for the cache modes: "cache" on one preloaded cache, "cold" on a fresh cache
+// per repetition (created outside the timed part).
+void measure_cached(context& c, const row_result& base, std::uint64_t first, std::uint64_t blocks,
+                    const std::function<double(cache_type&, bool&)>& once) {
+  auto warm = make_cache(c.rt, blocks);
+  warm->preload(0, first, blocks);
+  row_result r = base;
+  r.mode = "cache";
+  measure(c, r, warm.get(), [&](bool& ok) { return once(*warm, ok); });
+  warm.reset();
+  r.mode = "cold";
+  std::vector<double> times;
+  r.ok = true;
+  cache_counters sum{};
+  for (int i = 0; i < c.reps; ++i) {
+    auto cold = make_cache(c.rt, blocks);
+    bool ok = false;
+    times.push_back(once(*cold, ok));
+    r.ok = r.ok && ok;
+    const cache_counters k = cold->counters();
+    sum.hits += k.hits;
+    sum.misses += k.misses;
+  }
+  c.rt.check();
+  r.seconds = median(times);
+  r.hit_rate = sum.hit_rate();
+  c.bar.step(r.kernel + " cold " + r.access);
+  c.rows.push_back(r);
+}
+
+void bench_mean(context& c, const std::vector<float>& x, const layout& l) {
+  double reference = 0;
+  for (const float v : x) reference += v;
+  auto* partial = static_cast<double*>(c.rt.allocate_device(c.threads * sizeof(double)));
+  const auto check = [&](bool& ok) {
+    double sum = 0;
+    for (const double p : to_host(c.rt, partial, c.threads)) sum += p;
+    ok = std::fabs(sum - reference) <= 1e-6 * (std::fabs(reference) + static_cast<double>(x.size()));
+  };
+  const std::uint64_t n = x.size();
+  float* dx = to_device(c.rt, x);
+  const mean_job<native_source<float>> native{{dx}, n, partial};
+  measure(c, {"vector_mean", "native", "plain", 0, false, registers_of<decltype(native)>(c.rt), -1}, nullptr,
+          [&](bool& ok) {
+            const double s = time_job(c.rt, c.threads, native);
+            check(ok);
+            return s;
+          });
+  c.rt.free(dx);
+  using elementwise = mean_job<cached_source<float>>;
+  measure_cached(c, {"vector_mean", "", "array_view", 0, false, registers_of<elementwise>(c.rt), -1}, l.vec, l.vec_blocks,
+                 [&](cache_type& cache, bool& ok) {
+                   const double s = time_job(c.rt, c.threads, elementwise{{cache.array<float>(), l.vec * (block_bytes / 4)}, n, partial});
+                   check(ok);
+                   return s;
+                 });
+  measure_cached(c, {"vector_mean", "", "warp_lines", 0, false, registers_of<mean_lines_job>(c.rt), -1}, l.vec,
+                 l.vec_blocks, [&](cache_type& cache, bool& ok) {
+                   const double s = time_job(c.rt, c.threads, mean_lines_job{cache.device(), l.vec, n, partial});
+                   check(ok);
+                   return s;
+                 });
+  c.rt.free(partial);
+}
+
+// Runs BFS from vertex 0 level by level; returns the summed kernel time, sets ok on a match.
+template <class Cols>
+double run_bfs(context& c, const csr& g, const std::vector<std::uint32_t>& reference, const std::uint32_t* row,
+               std::uint32_t* levels, std::uint32_t* changed, Cols col, bool& ok) {
+  std::vector<std::uint32_t> start(g.n, unvisited);
+  start[0] = 0;
+  c.rt.copy_to_device(levels, start.data(), g.n * sizeof(std::uint32_t));
+  double seconds = 0;
+  for (std::uint32_t level = 0;; ++level) {
+    const std::uint32_t zero = 0;
+    c.rt.copy_to_device(changed, &zero, sizeof zero);
+    seconds += time_job(c.rt, c.threads, bfs_job<Cols>{col, row, levels, changed, g.n, level});
+    if (to_host(c.rt, changed, 1)[0] == 0) break;
+  }
+  ok = to_host(c.rt, levels, g.n) == reference;
+  return seconds;
+}
+
+void bench_bfs(context& c, const csr& g, const layout& l) {
+  const auto reference = bfs_reference(g);
+  std::uint32_t* row = to_device(c.rt, g.row);
+  auto* levels = static_cast<std::uint32_t*>(c.rt.allocate_device(g.n * sizeof(std::uint32_t)));
+  auto* changed = static_cast<std::uint32_t*>(c.rt.allocate_device(sizeof(std::uint32_t)));
+  std::uint32_t* col = to_device(c.rt, g.col);
+  using native_cols = native_source<std::uint32_t>;
+  measure(c, {"bfs", "native", "plain", 0, false, registers_of<bfs_job<native_cols>>(c.rt), -1}, nullptr,
+          [&](bool& ok) { return run_bfs(c, g, reference, row, levels, changed, native_cols{col}, ok); });
+  c.rt.free(col);
+  using cached_cols = cached_source<std::uint32_t>;
+  measure_cached(c, {"bfs", "", "array_view", 0, false, registers_of<bfs_job<cached_cols>>(c.rt), -1}, l.col,
+                 l.col_blocks, [&](cache_type& cache, bool& ok) {
+                   const cached_cols cols{cache.array<std::uint32_t>(), l.col * (block_bytes / 4)};
+                   return run_bfs(c, g, reference, row, levels, changed, cols, ok);
+                 });
+  c.rt.free(row);
+  c.rt.free(levels);
+  c.rt.free(changed);
+}
+
+void bench_spmv(context& c, const csr& g, const layout& l, std::mt19937_64& rng) {
+  std::vector<float> x(g.n);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (float& v : x) v = u(rng);
+  std::vector<double> reference(g.n);
+  for (std::uint32_t r = 0; r < g.n; ++r) {
+    for (std::uint32_t e = g.row[r]; e < g.row[r + 1]; ++e) reference[r] += double{g.val[e]} * x[g.col[e]];
+  }
+  std::uint32_t* row = to_device(c.rt, g.row);
+  float* dx = to_device(c.rt, x);
+  auto* y = static_cast<float*>(c.rt.allocate_device(g.n * sizeof(float)));
+  const auto check = [&](bool& ok) {
+    const auto got = to_host(c.rt, y, g.n);
+    ok = true;
+    for (std::uint32_t r = 0; r < g.n && ok; ++r) ok = std::fabs(got[r] - reference[r]) <= 1e-4 * (1 + std::fabs(reference[r]));
+  };
+  std::uint32_t* col = to_device(c.rt, g.col);
+  float* val = to_device(c.rt, g.val);
+  using native_job = spmv_job<native_source<std::uint32_t>, native_source<float>>;
+  measure(c, {"spmv", "native", "plain", 0, false, registers_of<native_job>(c.rt), -1}, nullptr, [&](bool& ok) {
+    const double s = time_job(c.rt, c.threads, native_job{{col}, {val}, row, dx, y, g.n});
+    check(ok);
+    return s;
+  });
+  c.rt.free(col);
+  c.rt.free(val);
+  using cached_job = spmv_job<cached_source<std::uint32_t>, cached_source<float>>;
+  measure_cached(c, {"spmv", "", "array_view", 0, false, registers_of<cached_job>(c.rt), -1}, l.col,
+                 l.col_blocks + l.val_blocks, [&](cache_type& cache, bool& ok) {
+                   const cached_job job{{cache.array<std::uint32_t>(), l.col * (block_bytes / 4)},
+                                        {cache.array<float>(), l.val * (block_bytes / 4)}, row, dx, y, g.n};
+                   const double s = time_job(c.rt, c.threads, job);
+                   check(ok);
+                   return s;
+                 });
+  c.rt.free(row);
+  c.rt.free(dx);
+  c.rt.free(y);
+}
+
+void write_array(runtime& rt, std::uint64_t first_block, const void* data, std::uint64_t bytes) {
+  write_store(rt, first_block, bytes, [data](std::uint64_t offset, std::byte* dst, std::size_t n) {
+    std::memcpy(dst, static_cast<const std::byte*>(data) + offset, n);
+  });
+}
+
+}  // namespace
+
+int cache_overhead_main(int argc, char** argv, int first) {
+  options opt(argc, argv, first);
+  const backend want = backend_option(opt);
+  const bool small = opt.flag("quick") || want == backend::cpu;
+  const auto vector_mib = opt.number("vector-mib", small ? 1 : 512);
+  const auto vertices = static_cast<std::uint32_t>(opt.number("vertices", small ? 1 << 13 : 1 << 22));
+  const auto degree = static_cast<std::uint32_t>(opt.number("degree", small ? 8 : 16));
+  const int reps = static_cast<int>(opt.number("reps", small ? 2 : 5));
+  const std::string store = opt.get("store", "");
+  const auto seed = static_cast<std::uint64_t>(opt.number("seed", 7));
+  const std::string out_path = opt.get("out", "results/cache_overhead.json");
+  const auto kernels = opt.list("kernels", "vector_mean,bfs,spmv");
+  opt.reject_unknown();
+  const auto wants = [&](const char* k) { return std::find(kernels.begin(), kernels.end(), k) != kernels.end(); };
+
+  std::mt19937_64 rng(seed);
+  std::vector<float> x(static_cast<std::size_t>(vector_mib * (1 << 20)) / sizeof(float));
+  std::uniform_real_distribution<float> u(0, 1);
+  for (float& v : x) v = u(rng);
+  std::fprintf(stderr, "generating a random graph of %u vertices, degree %u...\n", vertices, degree);
+  const csr g = random_csr(vertices, degree, rng);
+  layout l;
+  l.vec_blocks = blocks_for(x.size() * sizeof(float));
+  l.col = l.vec + l.vec_blocks;
+  l.col_blocks = blocks_for(g.col.size() * sizeof(std::uint32_t));
+  l.val = l.col + l.col_blocks;
+  l.val_blocks = blocks_for(g.val.size() * sizeof(float));
+
+  const std::string uri = store.empty() ? ram_uri(l.total() * block_bytes) : store;
+  auto rt = start_runtime(want, uri);
+  if (rt->devices()[0].capacity_blocks * rt->devices()[0].lba_bytes < l.total() * block_bytes) {
+    throw std::invalid_argument("cache_overhead: " + uri + " is smaller than the data");
+  }
+  std::fprintf(stderr, "writing %.1f MiB of data to %s...\n", static_cast<double>(l.total() * block_bytes) / (1 << 20),
+               uri.c_str());
+  write_array(*rt, l.vec, x.data(), x.size() * sizeof(float));
+  write_array(*rt, l.col, g.col.data(), g.col.size() * sizeof(std::uint32_t));
+  write_array(*rt, l.val, g.val.data(), g.val.size() * sizeof(float));
+
+  // Whole warps on the GPU (the warp-line kernel needs them): 1024 blocks of 256.
+  const std::uint32_t threads = on_gpu(*rt) ? 1024 * 256 : 4;
+  std::vector<row_result> rows;
+  progress bar((wants("vector_mean") ? 5 : 0) + (wants("bfs") ? 3 : 0) + (wants("spmv") ? 3 : 0));
+  context c{*rt, threads, reps, bar, rows};
+  if (wants("vector_mean")) bench_mean(c, x, l);
+  if (wants("bfs")) bench_bfs(c, g, l);
+  if (wants("spmv")) bench_spmv(c, g, l, rng);
+
+  result_document doc;
+  std::printf("%-12s %-7s %-11s %11s %8s %9s %5s %s\n", "kernel", "mode", "access", "time_ms", "x_native", "hit_rate",
+              "regs", "check");
+  bool all_ok = true;
+  for (const row_result& r : rows) {
+    double native = 0;
+    for (const row_result& n : rows) {
+      if (n.kernel == r.kernel && n.mode == "native") native = n.seconds;
+    }
+    const double ratio = native > 0 ? r.seconds / native : 0;
+    all_ok = all_ok && r.ok;
+    // Native rows have no hit rate, and CPU threads no register count: print "-" there.
+    const std::string hits = r.hit_rate >= 0 ? std::to_string(r.hit_rate).substr(0, 6) : "-";
+    const std::string regs = r.registers >= 0 ? std::to_string(r.registers) : "-";
+    std::printf("%-12s %-7s %-11s %11.3f %8.2f %9s %5s %s\n", r.kernel.c_str(), r.mode.c_str(), r.access.c_str(),
+                r.seconds * 1e3, ratio, hits.c_str(), regs.c_str(), r.ok ? "ok" : "FAILED");
+    json_object o;
+    o.set("kernel", r.kernel).set("mode", r.mode).set("access", r.access).set("seconds", r.seconds);
+    o.set("ratio_to_native", ratio).set("verified", r.ok).set("registers", std::int64_t{r.registers});
+    if (r.hit_rate >= 0) o.set("hit_rate", r.hit_rate);
+    doc.points.push_back(o);
+    if (r.kernel == "vector_mean" && r.mode == "cache" && r.access == "warp_lines") {
+      std::printf("%-12s target: cache-API time <= 1.3x native: %s\n", "", ratio <= 1.3 ? "met" : "MISSED");
+    }
+  }
+  set_header(doc, "cache_overhead", rt->describe(), argc, argv);
+  doc.config.set("store", uri).set("store_kind", store.empty() ? std::string("ram: store (emulated storage in host RAM)")
+                                                               : std::string("user store"));
+  doc.config.set("policy", std::string("clock")).set("ways", std::int64_t{8}).set("line_bytes", std::int64_t{block_bytes});
+  doc.config.set("vector_floats", static_cast<std::int64_t>(x.size())).set("vertices", std::int64_t{vertices});
+  doc.config.set("edges", static_cast<std::int64_t>(g.col.size())).set("graph", std::string("uniform random, directed"));
+  doc.config.set("threads", std::int64_t{threads}).set("reps", std::int64_t{reps}).set("timing", std::string("median"));
+  doc.config.set("profile", std::string(small ? "quick" : "full"));
+  rt->stop();
+  save(doc, out_path);
+  std::printf("device: %s\nresults: %s\n", rt->describe().c_str(), out_path.c_str());
+  if (!all_ok) std::fprintf(stderr, "cache_overhead: some results did not match the host reference\n");
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace agio::bench
