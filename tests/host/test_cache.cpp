@@ -187,6 +187,33 @@ void tiny_cache(std::uint32_t lines) {
   }
 }
 
+// Without a completion service, threads waiting on line states retire the fills themselves.
+TEST(Cache, WorksWhenWaitersRetireCompletions) {
+  runtime_options o = cpu_options();
+  o.completion = completion_mode::waiters;
+  runtime rt(o);
+  rt.attach(device_options{"ram:1M?lba=4096", 2, 8});
+  rt.start();
+  {
+    software_cache<cache::clock> cache(rt, {4 * 4096, 4096, 2});
+    const auto arr = cache.array<std::uint32_t>();
+    run_threads(8, [&](unsigned t) {
+      for (std::uint32_t b = 0; b < 16; ++b) ASSERT_TRUE(arr.put(0, b * 1024 + t, b + t).ok());
+      for (std::uint32_t b = 0; b < 16; ++b) {
+        std::uint32_t v = 0;
+        ASSERT_TRUE(arr.get(0, b * 1024 + t, v).ok());
+        ASSERT_EQ(v, b + t);
+      }
+    });
+    cache.flush();
+  }
+  const auto stored = read_storage(rt, 16);
+  const auto* words = reinterpret_cast<const std::uint32_t*>(stored.data());
+  for (std::uint32_t b = 0; b < 16; ++b) {
+    for (unsigned t = 0; t < 8; ++t) ASSERT_EQ(words[b * 1024 + t], b + t);
+  }
+}
+
 TEST(TinyCache, OneLineUnder1024Threads) { tiny_cache<cache::direct_mapped>(1); }
 TEST(TinyCache, TwoLinesUnder1024Threads) { tiny_cache<cache::clock>(2); }
 

@@ -98,6 +98,7 @@ class cache_handle {
         if (inserted.result != outcome::pending) return inserted;
       }
       if (limit.passed()) return {outcome::timeout, 0};
+      io.help_retire(dev);
       wait.pause();
     }
   }
@@ -134,6 +135,7 @@ class cache_handle {
           result = {outcome::timeout, 0};
           return;
         }
+        io.help_retire(dev);
         wait.pause();
       }
     }, result);
@@ -366,7 +368,9 @@ class cache_handle {
     const bool landed = detail::poll_until(
         [&] {
           word = detail::load<scope::device>(state.words[victim], detail::acquire);
-          return state_of(word) != line_busy;
+          if (state_of(word) != line_busy) return true;
+          io.help_retire(dev);
+          return false;
         },
         limit, detail::io_wait_max_sleep_ns);
     if (!landed) {
@@ -432,6 +436,7 @@ class cache_handle {
         if (s.result != outcome::pending) return s;
       }
       if (limit.passed()) return {outcome::timeout, 0};
+      io.help_retire(dev);
       wait.pause();
     }
   }

@@ -55,7 +55,12 @@ struct clean_job {
   std::uint32_t* failure;  // first status::pack() that was not success
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     const status started = cache.clean(t, threads);
-    const bool done = detail::poll_until([&] { return cache.clean_done(t, threads); },
+    const bool done = detail::poll_until(
+        [&] {
+          if (cache.clean_done(t, threads)) return true;
+          for (std::uint32_t d = 0; d < cache.io.device_count; ++d) cache.io.help_retire(d);
+          return false;
+        },
                                          deadline::after_ns(cache.wait_timeout_ns), 8'192);
     const status result = !started.ok() ? started : done ? status{outcome::success, 0} : status{outcome::timeout, 0};
     std::uint32_t none = 0;

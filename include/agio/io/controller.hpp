@@ -108,6 +108,17 @@ class controller : public io::io_state {
     return detail::load<detail::scope::device>(rec.result, detail::acquire) != 0;
   }
 
+  // When waiters retire completions, a thread that waits on something other than a transaction
+  // (a cache line's state, set by a signalled request) calls this between looks, so that what
+  // it waits for gets retired. No-op under the completion service.
+  AGIO_HD void help_retire(std::uint32_t dev) const {
+    if (retired_by != io::retirement::by_waiters || dev >= device_count) return;
+    const io::device_info& info = devices[dev];
+    for (std::uint32_t q = 0; q < info.qp_count; ++q) {
+      service::poll_queue_if_free<service::solo_team>(*this, queue_pairs[info.first_qp + q]);
+    }
+  }
+
   AGIO_HD status read(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, void* dst) const {
     return wait(async_read(dev, lba, blocks, dst));
   }
