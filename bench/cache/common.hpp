@@ -1,14 +1,12 @@
 #pragma once
-// Pieces shared by the cache benchmarks: hashing, runtime setup, writing data into a store,
-// timing jobs (CUDA events on the GPU, so launch set-up is not counted), register counts and
-// the JSON header. Compiled by nvcc or the host compiler like the rest of bench/.
+// Pieces shared by the cache benchmarks: the data pattern, runtime setup, writing data into a
+// store, timing jobs (CUDA events on the GPU, so launch set-up is not counted), register counts
+// and finishing a run. Compiled by nvcc or the host compiler like the rest of bench/.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
-#include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -18,17 +16,11 @@
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "harness/json.hpp"
+#include "harness/mix.hpp"
 #include "harness/options.hpp"
 
 namespace agio::bench::cache_bench {
 
-AGIO_HD inline std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  return x ^ (x >> 33);
-}
 // Word i of the pattern a store is filled with: any access can be checked against it.
 AGIO_HD inline std::uint32_t pattern_word(std::uint64_t i) { return static_cast<std::uint32_t>(mix64(i + 1)); }
 
@@ -171,26 +163,15 @@ inline double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-inline std::string now_iso() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-inline void set_header(result_document& doc, const std::string& name, const std::string& device, int argc, char** argv) {
-  std::string command;
-  for (int i = 0; i < argc; ++i) {
-    if (i != 0) command += ' ';
-    command += argv[i];
-  }
-  doc.header.set("benchmark", name).set("device", device).set("date", now_iso()).set("command", command);
-}
-
-inline void save(const result_document& doc, const std::string& path) {
-  const std::filesystem::path out(path);
-  if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
-  std::ofstream(out) << doc.str();
+// Stops the runtime, writes the results and says where; the exit status says whether every
+// result matched its host reference.
+inline int finish(const result_document& doc, runtime& rt, const std::string& out_path, bool verified,
+                  const char* complaint) {
+  rt.stop();
+  doc.save(out_path);
+  std::printf("device: %s\nresults: %s\n", rt.describe().c_str(), out_path.c_str());
+  if (!verified) std::fprintf(stderr, "%s\n", complaint);
+  return verified ? 0 : 1;
 }
 
 }  // namespace agio::bench::cache_bench

@@ -451,7 +451,7 @@ int cache_overhead_main(int argc, char** argv, int first) {
       std::printf("%-12s target: cache-API time <= 1.3x native: %s\n", "", ratio <= 1.3 ? "met" : "MISSED");
     }
   }
-  set_header(doc, "cache_overhead", rt->describe(), argc, argv);
+  doc.set_header("cache_overhead", rt->describe(), argc, argv);
   doc.config.set("store", uri).set("store_kind", store.empty() ? std::string("ram: store (emulated storage in host RAM)")
                                                                : std::string("user store"));
   doc.config.set("policy", std::string("clock")).set("ways", std::int64_t{8}).set("line_bytes", std::int64_t{block_bytes});
@@ -459,11 +459,7 @@ int cache_overhead_main(int argc, char** argv, int first) {
   doc.config.set("edges", static_cast<std::int64_t>(g.col.size())).set("graph", std::string("uniform random, directed"));
   doc.config.set("threads", std::int64_t{threads}).set("reps", std::int64_t{reps}).set("timing", std::string("median"));
   doc.config.set("profile", std::string(small ? "quick" : "full"));
-  rt->stop();
-  save(doc, out_path);
-  std::printf("device: %s\nresults: %s\n", rt->describe().c_str(), out_path.c_str());
-  if (!all_ok) std::fprintf(stderr, "cache_overhead: some results did not match the host reference\n");
-  return all_ok ? 0 : 1;
+  return finish(doc, *rt, out_path, all_ok, "cache_overhead: some results did not match the host reference");
 }
 
 }  // namespace agio::bench

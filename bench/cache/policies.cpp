@@ -231,18 +231,14 @@ int cache_policies_main(int argc, char** argv, int first) {
   rt->free(buf.sums);
   rt->free(buf.failures);
 
-  set_header(doc, "cache_policies", rt->describe(), argc, argv);
+  doc.set_header("cache_policies", rt->describe(), argc, argv);
   doc.config.set("store", uri).set("store_kind", std::string("ram: store (emulated storage in host RAM)"));
   doc.config.set("blocks", static_cast<std::int64_t>(blocks)).set("block_bytes", std::int64_t{block_bytes});
   doc.config.set("accesses", static_cast<std::int64_t>(accesses)).set("zipf_alpha", alpha);
   doc.config.set("kronecker", std::string("R-MAT a=0.57 b=0.19 c=0.19, 64-byte vertex features"));
   doc.config.set("threads", std::int64_t{threads}).set("seed", static_cast<std::int64_t>(seed));
   doc.config.set("profile", std::string(small ? "quick" : "full"));
-  rt->stop();
-  save(doc, out_path);
-  std::printf("device: %s\nresults: %s\n", rt->describe().c_str(), out_path.c_str());
-  if (!all_verified) std::fprintf(stderr, "cache_policies: some runs read wrong data (see 'check')\n");
-  return all_verified ? 0 : 1;
+  return finish(doc, *rt, out_path, all_verified, "cache_policies: some runs read wrong data (see 'check')");
 }
 
 }  // namespace agio::bench

@@ -3,6 +3,9 @@
 // agio benchmark writes one document of this shape:
 //   {"benchmark": NAME, "device": ..., "date": ..., "command": ..., "config": {...}, "points": [...]}
 #include <cstdint>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -62,6 +65,26 @@ struct result_document {
     std::string s = h + ", \"config\": " + config.str() + ", \"points\": [\n";
     for (std::size_t i = 0; i < points.size(); ++i) s += "  " + points[i].str() + (i + 1 < points.size() ? ",\n" : "\n");
     return s + "]}\n";
+  }
+
+  // Fills the header every benchmark writes: its name, the device, the date and the command.
+  void set_header(const std::string& benchmark, const std::string& device, int argc, char** argv) {
+    std::time_t t = std::time(nullptr);
+    char date[32];
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    std::string command;
+    for (int i = 0; i < argc; ++i) {
+      if (i != 0) command += ' ';
+      command += argv[i];
+    }
+    header.set("benchmark", benchmark).set("device", device).set("date", std::string(date)).set("command", command);
+  }
+
+  // Writes the document to `path`, creating its folder.
+  void save(const std::string& path) const {
+    const std::filesystem::path out(path);
+    if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
+    std::ofstream(out) << str();
   }
 };
 

@@ -13,7 +13,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -27,20 +26,13 @@
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "harness/json.hpp"
+#include "harness/mix.hpp"
 #include "harness/options.hpp"
 #include "harness/progress.hpp"
 #include "proxy/store.hpp"
 
 namespace agio::bench {
 namespace {
-
-AGIO_HD inline std::uint64_t mix(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  return x ^ (x >> 33);
-}
 
 // Each device thread keeps `batch` requests in flight per round: issue them all, then wait.
 struct random_io_job {
@@ -61,10 +53,10 @@ struct random_io_job {
 
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
     transaction tx[max_batch];
-    std::uint64_t state = mix(seed ^ (std::uint64_t{t} << 20));
+    std::uint64_t state = mix64(seed ^ (std::uint64_t{t} << 20));
     for (std::uint32_t r = 0; r < rounds; ++r) {
       for (std::uint32_t k = 0; k < batch; ++k) {
-        state = mix(state + k + 1);
+        state = mix64(state + k + 1);
         const std::uint32_t dev = static_cast<std::uint32_t>(state % devices);
         const std::uint64_t unit = (state >> 8) % units;
         std::byte* slot = buffer + ((std::uint64_t{t} * batch + k) % buffer_slots) * unit_bytes;
@@ -85,13 +77,6 @@ struct point {
   double p50_us = 0;
   double p99_us = 0;
 };
-
-std::string now_iso() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
 
 std::vector<std::uint64_t> latency_sum(const runtime& rt) {
   std::vector<std::uint64_t> sum;
@@ -417,18 +402,13 @@ int randrw_main(int argc, char** argv, int first) {
     setup.rt->stop();
   }
 
-  doc.header.set("benchmark", std::string("randrw")).set("device", description).set("date", now_iso());
-  std::string command;
-  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
-  doc.header.set("command", command);
+  doc.set_header("randrw", description, argc, argv);
   doc.config.set("profile", std::string(full ? "full" : "quick")).set("seconds_per_point", seconds);
   doc.config.set("queue_pairs", std::int64_t{queue_pairs}).set("queue_depth", std::int64_t{depth});
   doc.config.set("controller_threads", std::int64_t{ctl_threads}).set("file", file).set("ram", ram);
   doc.config.set("completion", completion_name);
   doc.config.set("profile_store", profile).set("h2d_copy_gbps", h2d);
-  const std::filesystem::path out(out_path);
-  if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
-  std::ofstream(out) << doc.str();
+  doc.save(out_path);
   std::printf("device: %s\npinned host-to-device copy: %.1f GB/s\nresults: %s\n", description.c_str(), h2d,
               out_path.c_str());
   return 0;

@@ -54,38 +54,22 @@ class array_view {
     const std::uint64_t block = index / per_line();
     const std::uint64_t offset = index % per_line();
     const deadline limit = deadline::after_ns(cache.wait_timeout_ns);
-#if defined(__CUDA_ARCH__)
-    const unsigned active = __activemask();
-    const unsigned group = __match_any_sync(active, tag_of(dev, block));
-    const unsigned leader = __ffs(group) - 1;
-    const unsigned lane = threadIdx.x % 32;
     std::uint32_t line = no_line;
-    std::uint32_t word = 0;
-    if (lane == leader) {
-      word = cache.acquire_line(dev, block, line, limit).pack();
-      const std::uint32_t others = __popc(group) - 1;
-      if (others != 0) count_event(cache.state.counters->coalesced_in_warp, others);
-    }
-    line = __shfl_sync(group, line, leader);
-    const status result = status::unpack(__shfl_sync(group, word, leader));
+    status result{outcome::pending, 0};
+    // The group's leader pins the line for all its lanes and lets it go once all are done.
+    const detail::warp::lane_group group =
+        cache.coalesced(tag_of(dev, block), [&] { result = cache.acquire_line(dev, block, line, limit); }, result);
+    line = detail::warp::from_leader(group, line);
     if (result.ok()) touch(reinterpret_cast<T*>(cache.line_data(line)) + offset);
+#if defined(__CUDA_ARCH__)
     if (writes) __threadfence();
-    // Every lane is done with the line before the leader lets it go.
-    __syncwarp(group);
-    if (lane == leader && result.ok()) {
+#endif
+    detail::warp::sync(group);
+    if (detail::warp::leads(group) && result.ok()) {
       if (writes) cache.mark_dirty(line);
       cache.unpin(line);
     }
     return result;
-#else
-    std::uint32_t line = no_line;
-    const status result = cache.acquire_line(dev, block, line, limit);
-    if (!result.ok()) return result;
-    touch(reinterpret_cast<T*>(cache.line_data(line)) + offset);
-    if (writes) cache.mark_dirty(line);
-    cache.unpin(line);
-    return result;
-#endif
   }
 };
 

@@ -208,25 +208,20 @@ class cache_handle {
   }
 
   // Runs `body` once per group of lanes of the calling warp that pass the same `key`, on the
-  // group's lowest lane, and gives every lane of the group its `result`.
+  // group's leader, and gives every lane of the group the leader's `result`. Returns the group,
+  // for callers that share more of the leader's work.
   template <class Body>
-  AGIO_HD void coalesced(std::uint64_t key, Body&& body, [[maybe_unused]] status& result) const {
-#if defined(__CUDA_ARCH__)
-    const unsigned active = __activemask();
-    const unsigned group = __match_any_sync(active, key);
-    const unsigned leader = __ffs(group) - 1;
-    const unsigned lane = threadIdx.x % 32;
-    if (lane == leader) {
+  AGIO_HD detail::warp::lane_group coalesced(std::uint64_t key, Body&& body, status& result) const {
+    const detail::warp::lane_group group = detail::warp::group_by(key);
+    if (detail::warp::leads(group)) {
       body();
-      const std::uint32_t others = __popc(group) - 1;
-      if (others != 0) detail::fetch_add<scope::device>(state.counters->coalesced_in_warp, std::uint64_t{others}, detail::relaxed);
+      const std::uint32_t others = detail::warp::count(group.mask) - 1;
+      if (others != 0) count_event(state.counters->coalesced_in_warp, others);
     }
-    result = status::unpack(__shfl_sync(group, result.pack(), leader));
-#else
-    (void)key;
-    body();
-#endif
+    result = status::unpack(detail::warp::from_leader(group, result.pack()));
+    return group;
   }
+
  private:
   enum class fill_mode { plain, reserve };
 

@@ -17,6 +17,11 @@ struct cache_counters {
   std::uint64_t write_backs;         // MODIFIED lines written to storage
   std::uint64_t share_hits;          // async reads served from a shared buffer (share table)
   std::uint64_t fill_failures;       // fills whose read failed (the I/O error reaches the host)
+
+  double hit_rate() const {
+    const double all = static_cast<double>(hits + misses);
+    return all == 0 ? 0 : static_cast<double>(hits) / all;
+  }
 };
 
 struct cache_state {

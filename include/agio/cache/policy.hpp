@@ -44,7 +44,6 @@ class cache_policy {
   // returning a line of `set` for which evictable(line) is true, or no_line.
 
  protected:
-  AGIO_HD const Derived& derived() const { return static_cast<const Derived&>(*this); }
   AGIO_HD static std::uint32_t first_line(const cache_state& c, std::uint32_t set) { return set * c.ways; }
 };
 

@@ -30,21 +30,8 @@ struct cache_options {
   std::uint32_t ways = 8;                     // lines per set, unless the policy fixes it
 };
 
-struct cache_counters {
-  std::uint64_t hits = 0;
-  std::uint64_t misses = 0;
-  std::uint64_t hits_on_busy = 0;
-  std::uint64_t coalesced_in_warp = 0;
-  std::uint64_t evictions = 0;
-  std::uint64_t write_backs = 0;
-  std::uint64_t share_hits = 0;
-  std::uint64_t fill_failures = 0;
-
-  double hit_rate() const {
-    const double all = static_cast<double>(hits + misses);
-    return all == 0 ? 0 : static_cast<double>(hits) / all;
-  }
-};
+// What software_cache::counters() reports (the device-side counts, read back).
+using cache_counters = cache::cache_counters;
 
 namespace cache {
 
@@ -190,14 +177,13 @@ class software_cache {
     run_checked(threads, cache::preload_job<Policy, Locks>{handle_, dev, first, count, failure_}, "preloading");
   }
 
-  agio::cache_counters counters() const {
-    cache::cache_counters raw{};
-    rt_.copy_to_host(&raw, handle_.state.counters, sizeof raw);
-    return {raw.hits, raw.misses, raw.hits_on_busy, raw.coalesced_in_warp, raw.evictions,
-            raw.write_backs, raw.share_hits, raw.fill_failures};
+  cache_counters counters() const {
+    cache_counters c{};
+    rt_.copy_to_host(&c, handle_.state.counters, sizeof c);
+    return c;
   }
   void reset_counters() {
-    const cache::cache_counters zero{};
+    const cache_counters zero{};
     rt_.copy_to_device(handle_.state.counters, &zero, sizeof zero);
   }
 

@@ -69,6 +69,44 @@ AGIO_HD inline void sync() {
 #endif
 }
 
+// The lanes of the calling warp that passed the same key: one group per distinct key, led by
+// its lowest lane (the two-level coalescing of AGILE §3.3.2). On the host a group of one.
+struct lane_group {
+  std::uint32_t mask = 1;
+  unsigned leader = 0;
+};
+
+AGIO_HD inline lane_group group_by([[maybe_unused]] std::uint64_t key) {
+#if defined(__CUDA_ARCH__)
+  const std::uint32_t mask = __match_any_sync(__activemask(), key);
+  return {mask, static_cast<unsigned>(__ffs(mask) - 1)};
+#else
+  return {};
+#endif
+}
+AGIO_HD inline bool leads(const lane_group& g) {
+#if defined(__CUDA_ARCH__)
+  return threadIdx.x % size == g.leader;
+#else
+  (void)g;
+  return true;
+#endif
+}
+// The leader's `value`, on every lane of the group.
+AGIO_HD inline std::uint32_t from_leader([[maybe_unused]] const lane_group& g, std::uint32_t value) {
+#if defined(__CUDA_ARCH__)
+  return __shfl_sync(g.mask, value, g.leader);
+#else
+  return value;
+#endif
+}
+// Waits for the group's lanes and orders their memory accesses (no-op on the host).
+AGIO_HD inline void sync([[maybe_unused]] const lane_group& g) {
+#if defined(__CUDA_ARCH__)
+  __syncwarp(g.mask);
+#endif
+}
+
 // Copies `bytes` with the whole warp on the device and memcpy on the host. Every lane of the
 // warp calls it with the same arguments. Both pointers must be dword aligned (NVMe buffers
 // are); 16-byte words are used when both ends allow. On return every lane's stores are
