@@ -3,7 +3,8 @@
 //   cache:  the same kernel reading through agio's cache, everything preloaded (the cache holds
 //           all of it), kernel time only: the cost of the cache API;
 //   cold:   a fresh, empty cache: every line comes from storage: the cost of the I/O path.
-// Vector mean also runs a warp-per-line variant (one pin per 4 KiB line, coalesced reads).
+// Vector mean also runs a whole-line variant (warps pin groups of 4 KiB lines, lanes read them
+// coalesced).
 // Every result is checked against a host reference.
 #include <cmath>
 #include <cstdio>
@@ -14,7 +15,6 @@
 #include "agio/cache/software_cache.hpp"
 #include "cache/cache_bench.hpp"
 #include "cache/common.hpp"
-#include "cache/warp_line.hpp"
 #include "harness/progress.hpp"
 
 namespace agio::bench {
@@ -58,8 +58,11 @@ struct mean_job {
   }
 };
 
-// Warp w sums lines w, w + warps, ...: one pin per line, lanes read consecutive floats.
-// `threads` must be a multiple of 32 on the GPU so every warp is whole.
+// Warp w sums lines w, w + warps, ...: one pin per line, lanes read consecutive floats. The
+// cache's per-line cost is a chain of dependent memory accesses (find the tag, pin, check the
+// tag again); one lane per line runs those chains side by side for a group of lines, so a warp
+// pays one chain per group instead of one per line. `threads` must be a multiple of 32 on the
+// GPU so every warp is whole.
 struct mean_lines_job {
   cache::cache_handle<policy> cache;
   std::uint64_t first_block;
@@ -69,13 +72,30 @@ struct mean_lines_job {
     constexpr std::uint64_t per_line = block_bytes / sizeof(float);
     const std::uint32_t lanes = warp_lanes();
     const std::uint32_t lane = t % lanes;
+    const std::uint32_t group = lanes == 1 ? 1 : 8;  // lines pinned together by one warp
+    const std::uint64_t lines = (n + per_line - 1) / per_line;
+    const std::uint64_t warps = threads / lanes;
     double s = 0;
-    for (std::uint64_t line = t / lanes; line * per_line < n; line += threads / lanes) {
-      const std::uint64_t count = n - line * per_line < per_line ? n - line * per_line : per_line;
-      with_line(cache, 0, first_block + line, [&](const std::byte* data) {
-        const auto* f = reinterpret_cast<const float*>(data);
+    for (std::uint64_t base = t / lanes; base < lines; base += warps * group) {
+      // Lane j < group pins line base + j * warps.
+      const std::uint64_t mine = base + std::uint64_t{lane} * warps;
+      const bool pins = lane < group && mine < lines;
+      std::uint32_t line = cache::no_line;
+      const status pinned = pins ? cache.acquire_line(0, first_block + mine, line, deadline::after_ns(cache.wait_timeout_ns))
+                                 : status{outcome::pending, 0};
+      for (std::uint32_t j = 0; j < group; ++j) {
+        const std::uint64_t index = base + std::uint64_t{j} * warps;
+        if (index >= lines) break;
+        // Lane j's pin, seen by every lane (a whole-warp group led by lane j).
+        const detail::warp::lane_group from_j{0xffffffffu, j};
+        const std::uint32_t held = detail::warp::from_leader(from_j, line);
+        if (!status::unpack(detail::warp::from_leader(from_j, pinned.pack())).ok()) continue;
+        const std::uint64_t count = n - index * per_line < per_line ? n - index * per_line : per_line;
+        const auto* f = reinterpret_cast<const float*>(cache.line_data(held));
         for (std::uint64_t k = lane; k < count; k += lanes) s += f[k];
-      });
+      }
+      detail::warp::sync();  // every lane has read the group's lines before they may be evicted
+      if (pinned.ok()) cache.unpin(line);
     }
     partial[t] = s;
   }

@@ -35,6 +35,8 @@ namespace agio::bench {
 namespace {
 
 // Each device thread keeps `batch` requests in flight per round: issue them all, then wait.
+// On the GPU only the first `lanes_per_warp` lanes of each warp issue requests (32: all of
+// them), so that the cost of many waiting lanes sharing one warp can be told apart.
 struct random_io_job {
   controller io;
   std::uint32_t devices;
@@ -48,10 +50,15 @@ struct random_io_job {
   std::uint32_t write;
   std::uint64_t seed;
   std::uint32_t* failures;
+  std::uint32_t lanes_per_warp;
+  std::uint32_t requesters;  // threads that issue requests
 
   static constexpr std::uint32_t max_batch = 64;
 
-  AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
+  AGIO_HD void operator()(std::uint32_t thread, std::uint32_t) const {
+    if (thread % 32 >= lanes_per_warp) return;
+    const std::uint32_t t = thread / 32 * lanes_per_warp + thread % 32;
+    if (t >= requesters) return;
     transaction tx[max_batch];
     std::uint64_t state = mix64(seed ^ (std::uint64_t{t} << 20));
     for (std::uint32_t r = 0; r < rounds; ++r) {
@@ -76,7 +83,30 @@ struct point {
   std::uint64_t ops = 0;
   double p50_us = 0;
   double p99_us = 0;
+  // Mean time per command inside agio's controller (fetch to completion posted) and in the
+  // store: what the device-side latency spends outside them is the queue transport.
+  double controller_us = 0;
+  double store_us = 0;
 };
+
+// The controller's time counters, summed over devices and queue pairs.
+struct controller_time {
+  std::uint64_t commands = 0;
+  std::uint64_t controller_ns = 0;
+  std::uint64_t store_ns = 0;
+};
+
+controller_time controller_time_sum(const runtime& rt) {
+  controller_time sum;
+  for (const auto& d : rt.counters()) {
+    for (const auto& q : d.queue_pairs) {
+      sum.commands += q.commands;
+      sum.controller_ns += q.controller_ns;
+      sum.store_ns += q.store_ns;
+    }
+  }
+  return sum;
+}
 
 std::vector<std::uint64_t> latency_sum(const runtime& rt) {
   std::vector<std::uint64_t> sum;
@@ -131,7 +161,7 @@ agio_setup make_setup(const std::vector<std::string>& uris, data_mover mover, co
 }
 
 point run_agio(agio_setup& s, std::uint32_t devices, std::uint32_t io_bytes, std::uint64_t outstanding, bool write,
-               double target_seconds) {
+               double target_seconds, std::uint32_t lanes_per_warp) {
   runtime& rt = *s.rt;
   const bool gpu = rt.backend() == backend::gpu;
   // On the GPU every request in flight is a thread of its own; CPU threads each keep a batch.
@@ -139,16 +169,24 @@ point run_agio(agio_setup& s, std::uint32_t devices, std::uint32_t io_bytes, std
                                     : static_cast<std::uint32_t>(std::min<std::uint64_t>(outstanding, 16));
   const std::uint32_t batch = static_cast<std::uint32_t>(
       std::min<std::uint64_t>(random_io_job::max_batch, (outstanding + threads - 1) / threads));
+  const std::uint32_t lanes = gpu ? std::clamp<std::uint32_t>(lanes_per_warp, 1, 32) : 32;
   random_io_job job{rt.io(), devices, s.units, s.unit_blocks, io_bytes, s.buffer, s.slots, batch, 1,
-                    write ? 1u : 0u, 12345, s.failures};
+                    write ? 1u : 0u, 12345, s.failures, lanes, threads};
+  const std::uint32_t launched = gpu ? (threads + lanes - 1) / lanes * 32 : threads;
   // Calibrate with a short run, then size the measured run to the target time.
-  const double per_round = run_job(rt, threads, job);
+  const double per_round = run_job(rt, launched, job);
   job.rounds = static_cast<std::uint32_t>(std::clamp(target_seconds / std::max(per_round, 1e-6), 1.0, 100000.0));
   job.seed = 777 + outstanding;
   const auto before = latency_sum(rt);
+  const controller_time time_before = controller_time_sum(rt);
   point p;
-  p.seconds = run_job(rt, threads, job);
+  p.seconds = run_job(rt, launched, job);
   const auto after = latency_sum(rt);
+  const controller_time time_after = controller_time_sum(rt);
+  if (const std::uint64_t commands = time_after.commands - time_before.commands; commands != 0) {
+    p.controller_us = static_cast<double>(time_after.controller_ns - time_before.controller_ns) / 1e3 / commands;
+    p.store_us = static_cast<double>(time_after.store_ns - time_before.store_ns) / 1e3 / commands;
+  }
   p.ops = std::uint64_t{threads} * batch * job.rounds;
   p.iops = static_cast<double>(p.ops) / p.seconds;
   p.p50_us = quantile_us(before, after, 0.5);
@@ -312,6 +350,8 @@ int randrw_main(int argc, char** argv, int first) {
   const std::uint32_t queue_pairs = static_cast<std::uint32_t>(opt.number("queue-pairs", 64));
   const std::uint32_t depth = static_cast<std::uint32_t>(opt.number("queue-depth", 128));
   const unsigned ctl_threads = static_cast<unsigned>(opt.number("controller-threads", 8));
+  // GPU lanes per warp that issue requests (32: every lane; 1: one request thread per warp).
+  const auto lanes_per_warp = static_cast<std::uint32_t>(opt.number("lanes-per-warp", 32));
   opt.reject_unknown();
 
   const std::string ram = "ram:" + std::to_string(ram_bytes >> 20) + "M?lba=4096";
@@ -376,7 +416,8 @@ int randrw_main(int argc, char** argv, int first) {
     for (std::uint64_t outstanding : s.outstanding) {
       const std::string label = s.name + (s.write ? " write " : " read ") + std::to_string(s.io_bytes / 1024) +
                                 "KiB out=" + std::to_string(outstanding);
-      const point p = run_agio(setup, static_cast<std::uint32_t>(s.uris.size()), s.io_bytes, outstanding, s.write, seconds);
+      const point p = run_agio(setup, static_cast<std::uint32_t>(s.uris.size()), s.io_bytes, outstanding, s.write, seconds,
+                               lanes_per_warp);
       bar.step(label);
       const auto emit = [&](const char* system, const point& q) {
         json_object o;
@@ -386,10 +427,13 @@ int randrw_main(int argc, char** argv, int first) {
         o.set("outstanding", static_cast<std::int64_t>(outstanding)).set("iops", q.iops);
         o.set("gbps", q.iops * s.io_bytes / 1e9).set("seconds", q.seconds).set("ops", static_cast<std::int64_t>(q.ops));
         if (q.p50_us > 0) o.set("p50_us", q.p50_us).set("p99_us", q.p99_us);
+        if (q.controller_us > 0) o.set("controller_us", q.controller_us).set("store_us", q.store_us);
         doc.points.push_back(o);
-        std::printf("%-18s %-5s %3uKiB dev=%zu out=%-7llu %-14s %10.0f IOPS %7.2f GB/s\n", s.name.c_str(),
+        std::printf("%-18s %-5s %3uKiB dev=%zu out=%-7llu %-14s %10.0f IOPS %7.2f GB/s", s.name.c_str(),
                     s.write ? "write" : "read", s.io_bytes / 1024, s.uris.size(),
                     static_cast<unsigned long long>(outstanding), system, q.iops, q.iops * s.io_bytes / 1e9);
+        if (q.controller_us > 0) std::printf("  (controller %.1f us, store %.1f us)", q.controller_us, q.store_us);
+        std::printf("\n");
       };
       emit("agio", p);
       if (s.with_ceiling) {
@@ -405,7 +449,8 @@ int randrw_main(int argc, char** argv, int first) {
   doc.set_header("randrw", description, argc, argv);
   doc.config.set("profile", std::string(full ? "full" : "quick")).set("seconds_per_point", seconds);
   doc.config.set("queue_pairs", std::int64_t{queue_pairs}).set("queue_depth", std::int64_t{depth});
-  doc.config.set("controller_threads", std::int64_t{ctl_threads}).set("file", file).set("ram", ram);
+  doc.config.set("controller_threads", std::int64_t{ctl_threads}).set("lanes_per_warp", std::int64_t{lanes_per_warp});
+  doc.config.set("file", file).set("ram", ram);
   doc.config.set("completion", completion_name);
   doc.config.set("profile_store", profile).set("h2d_copy_gbps", h2d);
   doc.save(out_path);

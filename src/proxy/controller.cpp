@@ -62,6 +62,8 @@ struct nvme_controller::worker {
     std::byte* io_buffer = nullptr;
     std::byte* user = nullptr;
     std::vector<segment> segments;  // for scatter_to_user
+    std::uint64_t fetched_ns = 0;
+    std::uint64_t store_started_ns = 0;
   };
 
   struct queue_state {
@@ -172,14 +174,15 @@ struct nvme_controller::worker {
     const std::uint16_t cid = cmd.cid();
     q.counters->commands.fetch_add(1, std::memory_order_relaxed);
     if (cid >= q.qp.depth) return complete(q, cid, generic_error(spec::generic::invalid_field));
+    command_state& state = q.commands[cid];
+    state = command_state{};
+    state.fetched_ns = steady_ns();
     std::atomic_ref<std::uint64_t>(q.qp.deferred_source[cid]).store(0, std::memory_order_relaxed);
     device_endpoint& dev = device_of(q);
     if (cmd.nsid != dev.nsid) return complete(q, cid, generic_error(spec::generic::invalid_namespace));
     // PSDT selects SGLs, which this controller does not offer.
     if (((cmd.cdw0 >> 14) & 3u) != 0) return complete(q, cid, generic_error(spec::generic::invalid_field));
 
-    command_state& state = q.commands[cid];
-    state = command_state{};
     switch (static_cast<spec::opcode>(cmd.opc())) {
       case spec::opcode::flush:
         state.op = spec::opcode::flush;
@@ -320,7 +323,8 @@ struct nvme_controller::worker {
     return ok_status;
   }
 
-  void submit_store(const queue_state& q, const store_io& io) {
+  void submit_store(queue_state& q, const store_io& io) {
+    q.commands[io.tag & 0xffffu].store_started_ns = steady_ns();
     std::deque<store_io>& waiting = backlog_[q.device];
     if (!waiting.empty() || !channels_[q.device]->submit(io)) waiting.push_back(io);
   }
@@ -352,6 +356,7 @@ struct nvme_controller::worker {
     queue_state& q = queues_[r.tag >> 16];
     const auto cid = static_cast<std::uint16_t>(r.tag & 0xffffu);
     command_state& state = q.commands[cid];
+    q.counters->store_ns.fetch_add(steady_ns() - state.store_started_ns, std::memory_order_relaxed);
     if (state.op == spec::opcode::flush) {
       if (r.result < 0) {
         owner_.note_store_error(q.device, "flush failed: " + std::string(std::strerror(static_cast<int>(-r.result))));
@@ -399,6 +404,9 @@ struct nvme_controller::worker {
 
   void complete(queue_state& q, std::uint16_t cid, std::uint16_t nvme_status) {
     if (nvme_status != ok_status) q.counters->errors.fetch_add(1, std::memory_order_relaxed);
+    if (cid < q.qp.depth) {
+      q.counters->controller_ns.fetch_add(steady_ns() - q.commands[cid].fetched_ns, std::memory_order_relaxed);
+    }
     if (!q.waiting_for_cq_space.empty() || !post(q, cid, nvme_status)) q.waiting_for_cq_space.emplace_back(cid, nvme_status);
   }
 

@@ -419,7 +419,9 @@ std::vector<device_counters> runtime::counters() const {
       const auto& qc = s.proxy->counters(d, q);
       c.queue_pairs.push_back({qc.commands.load(std::memory_order_relaxed), qc.errors.load(std::memory_order_relaxed),
                                qc.bytes_read.load(std::memory_order_relaxed),
-                               qc.bytes_written.load(std::memory_order_relaxed)});
+                               qc.bytes_written.load(std::memory_order_relaxed),
+                               qc.controller_ns.load(std::memory_order_relaxed),
+                               qc.store_ns.load(std::memory_order_relaxed)});
     }
     out.push_back(std::move(c));
   }

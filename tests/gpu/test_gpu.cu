@@ -18,6 +18,7 @@
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "agio/spec/status.hpp"
+#include "cache_shadow.hpp"
 #include "harness/chunk_job.hpp"
 #include "test_support.hpp"
 
@@ -369,6 +370,63 @@ void gpu_cache_run(std::uint32_t lines, std::uint32_t ways, std::uint32_t thread
 TEST(GpuCache, ThousandThreadsThroughALfuDaCacheOfEightLines) { gpu_cache_run<cache::lfu_da>(8, 4, 1024); }
 TEST(GpuCache, OneLineUnder1024Threads) { gpu_cache_run<cache::direct_mapped>(1, 1, 1024); }
 TEST(GpuCache, TwoLinesUnder1024Threads) { gpu_cache_run<cache::clock>(2, 2, 1024); }
+
+// The shadow-model scenario of the CPU suite (tests/cache_shadow.hpp) on GPU threads, whose
+// warps diverge over the operation kinds. Storage must equal the model after a flush.
+template <class Shares = cache::no_share_table>
+void gpu_cache_shadow(const test::shadow_shape& shape, std::uint32_t lines, std::uint32_t ways) {
+  using policy = cache::lfu_da;
+  constexpr std::uint32_t line_bytes = test::shadow_shape::line_bytes;
+  const std::uint64_t bytes = shape.blocks() * line_bytes;
+  runtime rt(gpu_options());
+  rt.attach(device_options{"ram:" + std::to_string(bytes) + "?lba=512", 4, 64});
+  rt.start();
+  auto* truth = static_cast<std::uint32_t*>(rt.allocate_device(bytes));
+  auto* buffers = static_cast<std::byte*>(rt.allocate_device(std::size_t{shape.threads} * line_bytes));
+  auto* failure = static_cast<test::shadow_failure*>(rt.allocate_device(sizeof(test::shadow_failure)));
+  const std::vector<std::byte> zeros(bytes);
+  rt.copy_to_device(truth, zeros.data(), bytes);
+  rt.copy_to_device(failure, zeros.data(), sizeof(test::shadow_failure));
+  {
+    software_cache<policy, cache::no_lock_chain, Shares> cache(rt, {std::size_t{lines} * line_bytes, line_bytes, ways, 256});
+    run_job(rt, shape.threads, test::shadow_job<policy, Shares>{cache.device(), shape, truth,
+                                                                 reinterpret_cast<std::uint32_t*>(buffers), failure});
+    test::shadow_failure first{};
+    rt.copy_to_host(&first, failure, sizeof first);
+    ASSERT_EQ(first.count, 0u) << first.describe();
+    cache.flush();
+    const auto c = cache.counters();
+    EXPECT_GT(c.evictions, 0u);
+    if constexpr (Shares::enabled) {
+      EXPECT_GT(c.share_hits, 0u);
+    }
+  }
+  rt.check();
+  // Storage, read around the cache, against the model.
+  auto* stored = static_cast<std::byte*>(rt.allocate_device(bytes));
+  auto* failures = reinterpret_cast<std::uint32_t*>(buffers);  // the buffers are free again
+  rt.copy_to_device(failures, zeros.data(), 4);
+  run_job(rt, 256, bench::chunk_job{rt.io(), 0, 0, stored, line_bytes, static_cast<std::uint32_t>(shape.blocks()), failures});
+  std::uint32_t failed = 0;
+  rt.copy_to_host(&failed, failures, 4);
+  ASSERT_EQ(failed, 0u);
+  std::vector<std::byte> want(bytes), got(bytes);
+  rt.copy_to_host(want.data(), truth, bytes);
+  rt.copy_to_host(got.data(), stored, bytes);
+  for (std::uint64_t b = 0; b < shape.blocks(); ++b) {
+    ASSERT_EQ(std::memcmp(got.data() + b * line_bytes, want.data() + b * line_bytes, line_bytes), 0) << "block " << b;
+  }
+  rt.stop();
+}
+
+// 1024 threads × 1024 operations over 2064 blocks through 64 lines.
+TEST(GpuCacheShadow, MillionOperations) { gpu_cache_shadow({1024, 1024, 16, 2}, 64, 8); }
+TEST(GpuCacheShadow, MillionOperationsWithAShareTable) {
+  gpu_cache_shadow<cache::share_table>({1024, 1024, 16, 2}, 64, 8);
+}
+// Short runs of the same, for compute-sanitizer (scripts/gpu-sanitize.sh skips the long ones).
+TEST(GpuCacheShadow, ShortRunMatchesTheModel) { gpu_cache_shadow({256, 32, 16, 2}, 16, 4); }
+TEST(GpuCacheShadow, ShortRunWithAShareTable) { gpu_cache_shadow<cache::share_table>({256, 32, 16, 2}, 16, 4); }
 
 }  // namespace
 }  // namespace agio

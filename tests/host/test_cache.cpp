@@ -1,5 +1,5 @@
 // The software cache on CPU threads: the four access cases, write-back, flush, policies, tiny
-// caches under many threads, and a randomized run against a shadow model.
+// caches under many threads (the randomized run against a shadow model is test_cache_shadow.cpp).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -15,56 +15,10 @@
 namespace agio {
 namespace {
 
+using test::cpu_options;
+using test::read_storage;
 using test::run_threads;
-
-runtime_options cpu_options() {
-  runtime_options o;
-  o.backend = backend::cpu;
-  o.max_transfer_bytes = 16 * 1024;
-  o.wait_timeout_ms = 60'000;
-  return o;
-}
-
-// Reads `blocks` 4 KiB blocks straight from storage, around the cache.
-std::vector<std::uint64_t> read_storage(runtime& rt, std::uint64_t blocks) {
-  std::vector<std::uint64_t> out(blocks * 512);
-  auto* buf = static_cast<std::byte*>(rt.allocate_device(4096));
-  const std::uint32_t lbas = 4096 / rt.devices()[0].lba_bytes;
-  for (std::uint64_t b = 0; b < blocks; ++b) {
-    const status s = rt.io().read(0, b * lbas, lbas, buf);
-    EXPECT_TRUE(s.ok()) << describe(s.result);
-    std::memcpy(out.data() + b * 512, buf, 4096);
-  }
-  rt.free(buf);
-  return out;
-}
-
-template <class Policy>
-void sequential_roundtrip(std::uint32_t ways) {
-  runtime rt(cpu_options());
-  rt.attach(device_options{"ram:4M?lba=512", 2, 16});
-  rt.start();
-  constexpr std::uint64_t blocks = 64;
-  {
-    software_cache<Policy> cache(rt, {16 * 4096, 4096, ways});  // 16 lines for 64 blocks
-    const auto arr = cache.template array<std::uint64_t>();
-    for (std::uint64_t i = 0; i < blocks * 512; i += 7) ASSERT_TRUE(arr.put(0, i, i * 3 + 1).ok());
-    for (std::uint64_t i = 0; i < blocks * 512; i += 7) {
-      std::uint64_t v = 0;
-      ASSERT_TRUE(arr.get(0, i, v).ok());
-      ASSERT_EQ(v, i * 3 + 1) << "element " << i;
-    }
-    cache.flush();
-    const auto c = cache.counters();
-    EXPECT_GT(c.evictions, 0u);
-    EXPECT_GT(c.write_backs, 0u);
-    EXPECT_GT(c.hits, 0u);
-  }
-  const auto stored = read_storage(rt, blocks);
-  for (std::uint64_t i = 0; i < blocks * 512; ++i) {
-    ASSERT_EQ(stored[i], i % 7 == 0 ? i * 3 + 1 : 0) << "element " << i;
-  }
-}
+using test::sequential_roundtrip;
 
 TEST(Cache, DirectMappedWritesReachStorage) { sequential_roundtrip<cache::direct_mapped>(1); }
 TEST(Cache, ClockWritesReachStorage) { sequential_roundtrip<cache::clock>(4); }

@@ -13,10 +13,10 @@
 
 namespace agio::cache {
 
-template <class T, class Policy, class Locks = no_lock_chain>
+template <class T, class Policy, class Locks = no_lock_chain, class Shares = no_share_table>
 class array_view {
  public:
-  cache_handle<Policy, Locks> cache;
+  cache_handle<Policy, Locks, Shares> cache;
 
   AGIO_HD std::uint64_t size(std::uint32_t dev) const { return cache.blocks(dev) * per_line(); }
 
@@ -54,13 +54,16 @@ class array_view {
     const std::uint64_t block = index / per_line();
     const std::uint64_t offset = index % per_line();
     const deadline limit = deadline::after_ns(cache.wait_timeout_ns);
+    const status cleared =
+        writes ? cache.before_cache_write(dev, block, static_cast<std::uint32_t>(offset * sizeof(T)), sizeof(T))
+               : status{outcome::success, 0};
     std::uint32_t line = no_line;
     status result{outcome::pending, 0};
     // The group's leader pins the line for all its lanes and lets it go once all are done.
     const detail::warp::lane_group group =
         cache.coalesced(tag_of(dev, block), [&] { result = cache.acquire_line(dev, block, line, limit); }, result);
     line = detail::warp::from_leader(group, line);
-    if (result.ok()) touch(reinterpret_cast<T*>(cache.line_data(line)) + offset);
+    if (result.ok() && cleared.ok()) touch(reinterpret_cast<T*>(cache.line_data(line)) + offset);
 #if defined(__CUDA_ARCH__)
     if (writes) __threadfence();
 #endif
@@ -68,8 +71,9 @@ class array_view {
     if (detail::warp::leads(group) && result.ok()) {
       if (writes) cache.mark_dirty(line);
       cache.unpin(line);
+      if (writes) result = cache.after_cache_write(dev, block, result);
     }
-    return result;
+    return cleared.ok() ? result : cleared;
   }
 };
 

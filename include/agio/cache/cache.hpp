@@ -17,6 +17,7 @@
 #include "agio/cache/line.hpp"
 #include "agio/cache/locks.hpp"
 #include "agio/cache/policy.hpp"
+#include "agio/cache/share_table.hpp"
 #include "agio/detail/atomic.hpp"
 #include "agio/detail/backoff.hpp"
 #include "agio/detail/copy.hpp"
@@ -27,22 +28,6 @@ namespace agio::cache {
 
 using detail::scope;
 
-// Adds `n` to a counter from every calling lane, with one atomic per group of lanes that call
-// it together (lanes of a warp at the same point), not one per lane.
-AGIO_HD inline void count_event(std::uint64_t& counter, std::uint64_t n = 1) {
-#if defined(__CUDA_ARCH__)
-  const unsigned active = __activemask();
-  const unsigned lane = threadIdx.x % 32;
-  const unsigned leader = __ffs(active) - 1;
-  // Every lane adds the same n in practice; sum them anyway.
-  std::uint64_t total = 0;
-  for (unsigned m = active; m != 0; m &= m - 1) total += __shfl_sync(active, n, __ffs(m) - 1);
-  if (lane == leader) detail::fetch_add<scope::device>(counter, total, detail::relaxed);
-#else
-  detail::fetch_add<scope::device>(counter, n, detail::relaxed);
-#endif
-}
-
 // A read through the cache into a user buffer: done at wait(), from the cache line.
 struct cache_transaction {
   std::uint64_t block = 0;
@@ -51,13 +36,14 @@ struct cache_transaction {
   std::uint32_t immediate = 0;  // status::pack() when decided at issue (error, or write done)
 };
 
-template <class Policy, class Locks = no_lock_chain>
+template <class Policy, class Locks = no_lock_chain, class Shares = no_share_table>
 class cache_handle {
  public:
   controller io;
   cache_state state;
   Policy policy;
   Locks locks;
+  Shares shares;
   std::uint64_t wait_timeout_ns = 0;
 
   // Blocks (line-sized units) of device `dev`, and its LBAs per block.
@@ -82,14 +68,14 @@ class cache_handle {
       if (found != no_line) {
         if (try_pin(found, tag)) {
           policy.on_hit(state, found);
-          if (!counted_wait) count_event(state.counters->hits);
+          if (!counted_wait) count_event(state, &cache_counters::hits);
           line = found;
           return {outcome::success, 0};
         }
         const line_state s = state_of(detail::load<scope::device>(state.words[found], detail::acquire));
-        if (s == line_invalid && load_tag(found) == tag) return take_fill_failure(found, tag);
+        if (s == line_invalid && load_tag(found) == tag) return take_fill_failure(found, tag, limit);
         if (s == line_busy || s == line_cleaning) {
-          if (!counted_wait) count_event(state.counters->hits_on_busy);
+          if (!counted_wait) count_event(state, &cache_counters::hits_on_busy);
           counted_wait = true;
         }
       } else {
@@ -144,7 +130,9 @@ class cache_handle {
 
   // Reads block `block` of `dev` into `dst` (line_bytes) through the cache: the fill starts now,
   // the copy happens in wait(). Coherent with every other access through this cache.
-  AGIO_HD cache_transaction async_read(std::uint32_t dev, std::uint64_t block, void* dst) const {
+  AGIO_HD cache_transaction async_read(std::uint32_t dev, std::uint64_t block, void* dst) const
+    requires(!Shares::enabled)
+  {
     const status started = prefetch(dev, block);
     cache_transaction t{block, dst, dev, 0};
     if (!started.ok()) t.immediate = started.pack();
@@ -153,7 +141,10 @@ class cache_handle {
   // Writes `src` (line_bytes) as block `block` of `dev` into the cache (the line becomes
   // MODIFIED; storage gets it on eviction or flush). `src` may be reused when this returns.
   AGIO_HD cache_transaction async_write(std::uint32_t dev, std::uint64_t block, const void* src) const {
-    const status written = write_line(dev, block, src, deadline::after_ns(wait_timeout_ns));
+    status written = before_cache_write(dev, block, 0, state.line_bytes);
+    if (written.ok()) {
+      written = after_cache_write(dev, block, write_line(dev, block, src, deadline::after_ns(wait_timeout_ns)));
+    }
     cache_transaction t{block, nullptr, dev, written.pack()};
     return t;
   }
@@ -162,6 +153,40 @@ class cache_handle {
     return read_bytes(t.device, t.block, 0, state.line_bytes, t.destination, limit);
   }
   AGIO_HD status wait(const cache_transaction& t) const { return wait_for(t, deadline::after_ns(wait_timeout_ns)); }
+
+  // With a share table (Shares = share_table; share_table.hpp has the protocol): async_read
+  // shares the buffer of an earlier read of the same block; use t.data(), write through
+  // write_shared or mark_modified, and release every transaction.
+  AGIO_HD share_transaction async_read(std::uint32_t dev, std::uint64_t block, void* dst) const
+    requires(Shares::enabled)
+  {
+    return shares.async_read(*this, dev, block, dst);
+  }
+  AGIO_HD status wait_for(const share_transaction& t, deadline limit) const { return shares.wait_for(*this, t, limit); }
+  AGIO_HD status wait(const share_transaction& t) const { return wait_for(t, deadline::after_ns(wait_timeout_ns)); }
+  AGIO_HD status write_shared(const share_transaction& t, std::uint32_t offset, std::uint32_t bytes,
+                              const void* src) const {
+    return shares.write_shared(*this, t, offset, bytes, src);
+  }
+  AGIO_HD status mark_modified(const share_transaction& t, std::uint32_t offset, std::uint32_t bytes) const {
+    return shares.mark_modified(*this, t, offset, bytes);
+  }
+  AGIO_HD status release_for(share_transaction& t, deadline limit) const { return shares.release_for(*this, t, limit); }
+  AGIO_HD status release(share_transaction& t) const { return release_for(t, deadline::after_ns(wait_timeout_ns)); }
+
+  // Every cache-path write of [offset, offset + bytes) of a block calls these around it; they
+  // keep the share table coherent with the write and are nothing without one.
+  AGIO_HD status before_cache_write(std::uint32_t dev, std::uint64_t block, std::uint32_t offset,
+                                    std::uint32_t bytes) const {
+    if constexpr (Shares::enabled) return shares.before_cache_write(*this, tag_of(dev, block), offset, bytes);
+    return {outcome::success, 0};
+  }
+  AGIO_HD status after_cache_write(std::uint32_t dev, std::uint64_t block, status written) const {
+    if constexpr (Shares::enabled) {
+      if (written.ok()) return shares.after_cache_write(*this, tag_of(dev, block));
+    }
+    return written;
+  }
 
   // Synchronous copies of part of a block out of / into the cache.
   AGIO_HD status read_bytes(std::uint32_t dev, std::uint64_t block, std::uint32_t offset, std::uint32_t bytes,
@@ -175,14 +200,18 @@ class cache_handle {
   }
   AGIO_HD status write_bytes(std::uint32_t dev, std::uint64_t block, std::uint32_t offset, std::uint32_t bytes,
                              const void* src, deadline limit) const {
-    if (offset == 0 && bytes == state.line_bytes) return write_line(dev, block, src, limit);
+    const status cleared = before_cache_write(dev, block, offset, bytes);
+    if (!cleared.ok()) return cleared;
+    if (offset == 0 && bytes == state.line_bytes) {
+      return after_cache_write(dev, block, write_line(dev, block, src, limit));
+    }
     std::uint32_t line = no_line;
     const status s = acquire_line(dev, block, line, limit);
     if (!s.ok()) return s;
     detail::shared_copy(line_data(line) + offset, src, bytes);
     mark_dirty(line);
     unpin(line);
-    return s;
+    return after_cache_write(dev, block, s);
   }
 
   // --- Whole-cache operations (run by the host's flush and preload jobs) ----------------------
@@ -216,7 +245,7 @@ class cache_handle {
     if (detail::warp::leads(group)) {
       body();
       const std::uint32_t others = detail::warp::count(group.mask) - 1;
-      if (others != 0) count_event(state.counters->coalesced_in_warp, others);
+      if (others != 0) count_event(state, &cache_counters::coalesced_in_warp, others);
     }
     result = status::unpack(detail::warp::from_leader(group, result.pack()));
     return group;
@@ -231,16 +260,21 @@ class cache_handle {
 
   AGIO_HD std::uint32_t find(std::uint64_t tag) const {
     const std::uint32_t first = policy.set_of(state, tag) * state.ways;
+    // No early exit: the loads of all ways go out together instead of one after another (a
+    // block is in at most one line of its set).
+    std::uint32_t found = no_line;
     for (std::uint32_t way = 0; way < state.ways; ++way) {
-      if (load_tag(first + way) == tag) return first + way;
+      if (load_tag(first + way) == tag) found = first + way;
     }
-    return no_line;
+    return found;
   }
 
   // Pins `line` if it holds `tag` with data. The tag is checked again after pinning: a line
   // is retagged only while claimed (BUSY, unpinned), so a pinned line that shows our tag is ours.
   AGIO_HD bool try_pin(std::uint32_t line, std::uint64_t tag) const {
-    std::uint32_t word = detail::load<scope::device>(state.words[line], detail::relaxed);
+    // Guess the common word (READY, unpinned) instead of loading it first: one round trip to
+    // memory less on a hit; a wrong guess costs the same as the load would have.
+    std::uint32_t word = line_word(line_ready);
     do {
       if (!holds_data(state_of(word))) return false;
       // Acquire pairs with the fill's release of READY: the data is in place.
@@ -250,12 +284,26 @@ class cache_handle {
     return false;
   }
 
-  // Reports a failed fill once and forgets it, so the next access tries storage again.
-  AGIO_HD status take_fill_failure(std::uint32_t line, std::uint64_t tag) const {
+  // Reports a failed fill and forgets it, so the next access tries storage again.
+  AGIO_HD status take_fill_failure(std::uint32_t line, std::uint64_t tag, deadline limit) const {
     const status failed = status::unpack(detail::load<scope::device>(state.fill_status[line], detail::relaxed));
-    std::uint64_t expected = tag;
-    detail::compare_exchange<scope::device>(state.tags[line], expected, no_tag, detail::relaxed);
+    forget_failed_fill(line, tag, limit);
     return failed.ok() || !failed.finished() ? status{outcome::nvme_error, 0} : failed;
+  }
+  // Untags a line left INVALID by a failed fill of `tag`. Under the set lock: a line leaves
+  // INVALID only when claimed, under that lock, so the check and the untagging cannot straddle
+  // a new fill of the same block (which a stale untagging would orphan, leaving its data
+  // unreachable and a second copy of the block free to appear). On a lock timeout the tag
+  // stays, and the next access reports the failure again.
+  AGIO_HD void forget_failed_fill(std::uint32_t line, std::uint64_t tag, deadline limit) const {
+    const std::uint32_t set = line / state.ways;
+    const lock_name name{lock_kind::cache_set, set};
+    if (!locks.acquire(state.set_locks[set], name, limit).ok()) return;
+    if (state_of(detail::load<scope::device>(state.words[line], detail::relaxed)) == line_invalid &&
+        load_tag(line) == tag) {
+      detail::store<scope::device>(state.tags[line], no_tag, detail::relaxed);
+    }
+    locks.release(state.set_locks[set], name);
   }
 
   // A line may be given up when it holds nothing, or clean data, or dirty data that can be
@@ -288,7 +336,7 @@ class cache_handle {
     std::uint32_t victim = no_line;
     const status claimed = claim_line_for(tag, victim, limit);
     if (!claimed.ok()) return claimed;
-    count_event(state.counters->misses);
+    count_event(state, &cache_counters::misses);
     return fill(dev, block, victim, mode, line, limit);
   }
 
@@ -317,7 +365,7 @@ class cache_handle {
       locks.release(set_lock, name);
       return {outcome::pending, 0};
     }
-    if (was == line_ready && load_tag(victim) != no_tag) count_event(state.counters->evictions);
+    if (was == line_ready && load_tag(victim) != no_tag) count_event(state, &cache_counters::evictions);
     detail::store<scope::device>(state.tags[victim], tag, detail::relaxed);
     policy.on_insert(state, set, victim);
     locks.release(set_lock, name);
@@ -377,8 +425,8 @@ class cache_handle {
     // Others may have pinned and written the line since it landed (READY or MODIFIED): both
     // carry our reserved pin. Only INVALID means the read failed.
     if (state_of(word) == line_invalid) {
-      count_event(state.counters->fill_failures);
-      return take_fill_failure(victim, tag_of(dev, block));
+      count_event(state, &cache_counters::fill_failures);
+      return take_fill_failure(victim, tag_of(dev, block), limit);
     }
     line = victim;
     return {outcome::success, 0};
@@ -394,7 +442,7 @@ class cache_handle {
     const std::uint32_t pins = pins_of(detail::load<scope::device>(state.words[line], detail::relaxed));
     const completion_signal signal{&state.words[line], line_word(line_ready, pins), line_word(line_modified, pins),
                                    &state.fill_status[line]};
-    count_event(state.counters->write_backs);
+    count_event(state, &cache_counters::write_backs);
     const status issued = io.async_write_signalled(dev, tag_block(tag) * lbas, lbas, line_data(line), signal);
     if (!issued.ok()) detail::store<scope::device>(state.words[line], line_word(line_modified, pins), detail::release);
     return issued;
@@ -409,14 +457,14 @@ class cache_handle {
       const std::uint32_t found = find(tag);
       if (found != no_line && try_pin(found, tag)) {
         policy.on_hit(state, found);
-        count_event(state.counters->hits);
+        count_event(state, &cache_counters::hits);
         detail::shared_copy(line_data(found), src, state.line_bytes);
         mark_dirty(found);
         unpin(found);
         return {outcome::success, 0};
       }
       if (found != no_line && state_of(detail::load<scope::device>(state.words[found], detail::relaxed)) == line_invalid) {
-        take_fill_failure(found, tag);  // a failed fill of this block: the write replaces it anyway
+        forget_failed_fill(found, tag, limit);  // a failed fill of this block: the write replaces it
         continue;
       }
       if (found == no_line) {

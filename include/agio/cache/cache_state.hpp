@@ -5,9 +5,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "agio/detail/atomic.hpp"
+#include "agio/detail/thread_id.hpp"
+
 namespace agio::cache {
 
-// Event counts, kept on the device; warps add them once per warp, not per lane.
+// Event counts, kept on the device in counter_stripes copies (see count_event below) and
+// added up when read; warps add them once per warp, not per lane.
 struct cache_counters {
   std::uint64_t hits;
   std::uint64_t misses;              // fills issued
@@ -18,11 +22,33 @@ struct cache_counters {
   std::uint64_t share_hits;          // async reads served from a shared buffer (share table)
   std::uint64_t fill_failures;       // fills whose read failed (the I/O error reaches the host)
 
+  // hits / (hits + misses): leaves out the accesses that waited on a fill (hits_on_busy) or
+  // rode on another lane's access (coalesced_in_warp), whose numbers depend on the threads'
+  // timing as much as on the policy. To compare policies use miss_ratio.
   double hit_rate() const {
     const double all = static_cast<double>(hits + misses);
     return all == 0 ? 0 : static_cast<double>(hits) / all;
   }
+  // Fills per access: what a replacement policy controls, since every access that issued no
+  // fill was served from the cache. `accesses` is the caller's count of accesses made.
+  double miss_ratio(std::uint64_t accesses) const {
+    return accesses == 0 ? 0 : static_cast<double>(misses) / static_cast<double>(accesses);
+  }
+  cache_counters& operator+=(const cache_counters& o) {
+    hits += o.hits;
+    misses += o.misses;
+    hits_on_busy += o.hits_on_busy;
+    coalesced_in_warp += o.coalesced_in_warp;
+    evictions += o.evictions;
+    write_backs += o.write_backs;
+    share_hits += o.share_hits;
+    fill_failures += o.fill_failures;
+    return *this;
+  }
 };
+
+// Every hit bumps a counter: with one copy, a warm cache's hits would queue at one address.
+inline constexpr std::uint32_t counter_stripes = 128;
 
 struct cache_state {
   std::byte* data = nullptr;                // line_count * line_bytes
@@ -32,11 +58,29 @@ struct cache_state {
   std::uint32_t* orphan_pins = nullptr;     // pins reserved for waiters that gave up (see cache.hpp)
   std::uint32_t* set_locks = nullptr;       // taken to insert into a set; 0 free, else holder + 1
   void* policy_state = nullptr;             // the policy's own per-line / per-set words
-  cache_counters* counters = nullptr;
+  cache_counters* counters = nullptr;       // counter_stripes of them
   std::uint32_t line_count = 0;
   std::uint32_t line_bytes = 0;
   std::uint32_t ways = 0;                   // lines per set
   std::uint32_t set_count = 0;              // line_count / ways
 };
+
+// Adds `n` to counter `field` from every calling lane, with one atomic per group of lanes that
+// call it together (lanes of a warp at the same point), not one per lane, into the calling
+// processor's stripe of the counters.
+AGIO_HD inline void count_event(const cache_state& c, std::uint64_t cache_counters::*field, std::uint64_t n = 1) {
+  std::uint64_t& counter = c.counters[detail::processor_index() % counter_stripes].*field;
+#if defined(__CUDA_ARCH__)
+  const unsigned active = __activemask();
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned leader = __ffs(active) - 1;
+  // Every lane adds the same n in practice; sum them anyway.
+  std::uint64_t total = 0;
+  for (unsigned m = active; m != 0; m &= m - 1) total += __shfl_sync(active, n, __ffs(m) - 1);
+  if (lane == leader) detail::fetch_add<detail::scope::device>(counter, total, detail::relaxed);
+#else
+  detail::fetch_add<detail::scope::device>(counter, n, detail::relaxed);
+#endif
+}
 
 }  // namespace agio::cache

@@ -262,7 +262,10 @@ static_assert(std::is_empty_v<no_lock_chain>, "no_lock_chain must compile away")
 
 // "cache set 12", "policy lock 3".
 inline std::string to_string(lock_name name) {
-  const char* kind = name.kind == lock_kind::cache_set ? "cache set " : name.kind == lock_kind::policy ? "policy lock " : "lock ";
+  const char* kind = name.kind == lock_kind::cache_set   ? "cache set "
+                     : name.kind == lock_kind::policy    ? "policy lock "
+                     : name.kind == lock_kind::share_set ? "share table set "
+                                                         : "lock ";
   return kind + std::to_string(name.index);
 }
 

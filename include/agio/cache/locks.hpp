@@ -13,7 +13,7 @@
 
 namespace agio::cache {
 
-enum class lock_kind : std::uint32_t { cache_set = 1, policy = 2 };
+enum class lock_kind : std::uint32_t { cache_set = 1, policy = 2, share_set = 3 };
 
 // What a lock is called in a deadlock report: "cache set 12", "policy lock 3".
 struct lock_name {

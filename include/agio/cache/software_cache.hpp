@@ -8,9 +8,10 @@
 //   kernel<<<...>>>(cache.device(), cache.array<float>());
 //   cache.flush();        // MODIFIED lines reach storage (also done by rt.stop())
 //
-// The policy is a template argument (compile time); size, line size and associativity are
-// runtime options. Include this header from a .cu file when the runtime uses the GPU: its
-// flush and preload jobs are kernels.
+// The policy, the lock-chain debugger and the share table are template arguments (compile
+// time); size, line size, associativity and share-table slots are runtime options. Include
+// this header from a .cu file when the runtime uses the GPU: its flush and preload jobs are
+// kernels.
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -28,6 +29,7 @@ struct cache_options {
   std::size_t bytes = std::size_t{64} << 20;  // rounded down to whole sets
   std::uint32_t line_bytes = 4096;            // the I/O unit: a multiple of every device's LBA size
   std::uint32_t ways = 8;                     // lines per set, unless the policy fixes it
+  std::uint32_t share_slots = 1024;           // share table entries, with Shares = share_table (0: none)
 };
 
 // What software_cache::counters() reports (the device-side counts, read back).
@@ -36,9 +38,9 @@ using cache_counters = cache::cache_counters;
 namespace cache {
 
 // Host jobs over the whole cache, one instance per thread of run_job.
-template <class Policy, class Locks>
+template <class Policy, class Locks, class Shares>
 struct clean_job {
-  cache_handle<Policy, Locks> cache;
+  cache_handle<Policy, Locks, Shares> cache;
   std::uint32_t* failure;  // first status::pack() that was not success
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     const status started = cache.clean(t, threads);
@@ -55,9 +57,9 @@ struct clean_job {
   }
 };
 
-template <class Policy, class Locks>
+template <class Policy, class Locks, class Shares>
 struct preload_job {
-  cache_handle<Policy, Locks> cache;
+  cache_handle<Policy, Locks, Shares> cache;
   std::uint32_t dev;
   std::uint64_t first;
   std::uint64_t count;
@@ -89,10 +91,10 @@ struct flush_devices_job {
 
 }  // namespace cache
 
-template <class Policy, class Locks = cache::no_lock_chain>
+template <class Policy, class Locks = cache::no_lock_chain, class Shares = cache::no_share_table>
 class software_cache {
  public:
-  using handle = cache::cache_handle<Policy, Locks>;
+  using handle = cache::cache_handle<Policy, Locks, Shares>;
 
   // Needs a started runtime. Every device's LBA size must divide the line size.
   software_cache(runtime& rt, cache_options options = {}) : rt_(rt) {
@@ -125,9 +127,15 @@ class software_cache {
     c.fill_status = static_cast<std::uint32_t*>(take(lines * sizeof(std::uint32_t)));
     c.orphan_pins = static_cast<std::uint32_t*>(take(lines * sizeof(std::uint32_t)));
     c.set_locks = static_cast<std::uint32_t*>(take(std::size_t{c.set_count} * sizeof(std::uint32_t)));
-    c.counters = static_cast<cache::cache_counters*>(take(sizeof(cache::cache_counters)));
+    c.counters = static_cast<cache::cache_counters*>(take(cache::counter_stripes * sizeof(cache::cache_counters)));
     const std::size_t policy_bytes = Policy::state_bytes(c.line_count, c.set_count);
     c.policy_state = policy_bytes != 0 ? take(policy_bytes) : nullptr;
+    if constexpr (Shares::enabled) {
+      if (options.share_slots != 0) {
+        const std::size_t share_bytes = Shares::bytes_for(options.share_slots, c.line_bytes);
+        handle_.shares = Shares::laid_out_in(take(share_bytes), options.share_slots, c.line_bytes);
+      }
+    }
     failure_ = static_cast<std::uint32_t*>(take(sizeof(std::uint32_t)));
     const std::vector<std::uint64_t> empty(lines, cache::no_tag);
     rt_.copy_to_device(c.tags, empty.data(), lines * sizeof(std::uint64_t));
@@ -153,7 +161,7 @@ class software_cache {
   // What kernels take (by value).
   const handle& device() const { return handle_; }
   template <class T>
-  cache::array_view<T, Policy, Locks> array() const {
+  cache::array_view<T, Policy, Locks, Shares> array() const {
     return {handle_};
   }
 
@@ -164,7 +172,7 @@ class software_cache {
   // writes through the cache. Throws io_error if a write-back failed or did not finish.
   void flush() {
     const std::uint32_t threads = std::min<std::uint32_t>(line_count(), gpu() ? 4096 : 4);
-    run_checked(threads, cache::clean_job<Policy, Locks>{handle_, failure_}, "writing back modified lines");
+    run_checked(threads, cache::clean_job<Policy, Locks, Shares>{handle_, failure_}, "writing back modified lines");
     const std::uint32_t devices = static_cast<std::uint32_t>(rt_.devices().size());
     run_checked(devices, cache::flush_devices_job{handle_.io, failure_}, "flushing devices");
   }
@@ -174,17 +182,19 @@ class software_cache {
     const std::uint32_t threads =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(count, gpu() ? 8192 : 8));
     if (threads == 0) return;
-    run_checked(threads, cache::preload_job<Policy, Locks>{handle_, dev, first, count, failure_}, "preloading");
+    run_checked(threads, cache::preload_job<Policy, Locks, Shares>{handle_, dev, first, count, failure_}, "preloading");
   }
 
   cache_counters counters() const {
-    cache_counters c{};
-    rt_.copy_to_host(&c, handle_.state.counters, sizeof c);
-    return c;
+    std::vector<cache_counters> stripes(cache::counter_stripes);
+    rt_.copy_to_host(stripes.data(), handle_.state.counters, stripes.size() * sizeof(cache_counters));
+    cache_counters sum{};
+    for (const cache_counters& s : stripes) sum += s;
+    return sum;
   }
   void reset_counters() {
-    const cache_counters zero{};
-    rt_.copy_to_device(handle_.state.counters, &zero, sizeof zero);
+    const std::vector<cache_counters> zero(cache::counter_stripes);
+    rt_.copy_to_device(handle_.state.counters, zero.data(), zero.size() * sizeof(cache_counters));
   }
 
  private:

@@ -70,6 +70,11 @@ AGIO_HD inline T fetch_or(T& word, T value, memory_order order) {
 }
 
 template <scope S, class T>
+AGIO_HD inline T fetch_and(T& word, T value, memory_order order) {
+  return atomic_on<S>(word).fetch_and(value, order);
+}
+
+template <scope S, class T>
 AGIO_HD inline T exchange(T& word, T value, memory_order order) {
   return atomic_on<S>(word).exchange(value, order);
 }

@@ -31,4 +31,17 @@ AGIO_HD inline std::uint32_t thread_index() {
 #endif
 }
 
+// Which processor the caller runs on: the SM on the GPU, the thread on the host. Counters that
+// every thread bumps are striped by it, so concurrent increments land on different addresses
+// instead of queueing at one (same-address atomics serialize in the GPU's L2).
+AGIO_HD inline std::uint32_t processor_index() {
+#if defined(__CUDA_ARCH__)
+  std::uint32_t sm = 0;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  return sm;
+#else
+  return submitter_index();
+#endif
+}
+
 }  // namespace agio::detail

@@ -64,6 +64,8 @@ struct queue_pair_counters {
   std::uint64_t errors = 0;
   std::uint64_t bytes_read = 0;
   std::uint64_t bytes_written = 0;
+  std::uint64_t controller_ns = 0;  // summed over commands: fetched to completion posted
+  std::uint64_t store_ns = 0;       // the store's part of controller_ns
 };
 
 struct device_counters {
