@@ -96,9 +96,9 @@ struct controller_time {
   std::uint64_t store_ns = 0;
 };
 
-controller_time controller_time_sum(const runtime& rt) {
+controller_time controller_time_sum(const std::vector<device_counters>& counters) {
   controller_time sum;
-  for (const auto& d : rt.counters()) {
+  for (const auto& d : counters) {
     for (const auto& q : d.queue_pairs) {
       sum.commands += q.commands;
       sum.controller_ns += q.controller_ns;
@@ -108,9 +108,9 @@ controller_time controller_time_sum(const runtime& rt) {
   return sum;
 }
 
-std::vector<std::uint64_t> latency_sum(const runtime& rt) {
+std::vector<std::uint64_t> latency_sum(const std::vector<device_counters>& counters) {
   std::vector<std::uint64_t> sum;
-  for (const auto& d : rt.counters()) {
+  for (const auto& d : counters) {
     sum.resize(d.latency_log2_ns.size());
     for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += d.latency_log2_ns[k];
   }
@@ -177,12 +177,14 @@ point run_agio(agio_setup& s, std::uint32_t devices, std::uint32_t io_bytes, std
   const double per_round = run_job(rt, launched, job);
   job.rounds = static_cast<std::uint32_t>(std::clamp(target_seconds / std::max(per_round, 1e-6), 1.0, 100000.0));
   job.seed = 777 + outstanding;
-  const auto before = latency_sum(rt);
-  const controller_time time_before = controller_time_sum(rt);
+  const std::vector<device_counters> counters_before = rt.counters();
+  const auto before = latency_sum(counters_before);
+  const controller_time time_before = controller_time_sum(counters_before);
   point p;
   p.seconds = run_job(rt, launched, job);
-  const auto after = latency_sum(rt);
-  const controller_time time_after = controller_time_sum(rt);
+  const std::vector<device_counters> counters_after = rt.counters();
+  const auto after = latency_sum(counters_after);
+  const controller_time time_after = controller_time_sum(counters_after);
   if (const std::uint64_t commands = time_after.commands - time_before.commands; commands != 0) {
     p.controller_us = static_cast<double>(time_after.controller_ns - time_before.controller_ns) / 1e3 / commands;
     p.store_us = static_cast<double>(time_after.store_ns - time_before.store_ns) / 1e3 / commands;
