@@ -7,6 +7,7 @@
 #include "agio/runtime/runtime.hpp"
 #include "demo.hpp"
 #include "cache/cache_bench.hpp"
+#include "overlap/overlap.hpp"
 #include "randrw/randrw.hpp"
 
 namespace {
@@ -27,6 +28,9 @@ void usage() {
       "  bench cache_overhead [--quick] [--backend cpu|auto] [--vector-mib M] [--vertices N] [--degree D]\n"
       "               [--reps R] [--store URI] [--kernels vector_mean,bfs,spmv] [--out FILE]\n"
       "                                        native vs cache-API vs cold-cache time of mean, BFS, SpMV\n"
+      "  bench overlap [--quick] [--backend cpu|auto] [--store URI] [--ctc 0,0.5,1,2] [--reps R] [--rounds N]\n"
+      "               [--completion service|waiters] [--out FILE]\n"
+      "                                        async vs sync in one block as computation grows (AGILE Figure 4)\n"
       "  info URI                              open a store and print its size and block size");
 }
 
@@ -56,6 +60,7 @@ int main(int argc, char** argv) {
     if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "randrw") == 0) return agio::bench::randrw_main(argc, argv, 3);
     if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "cache_policies") == 0) return agio::bench::cache_policies_main(argc, argv, 3);
     if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "cache_overhead") == 0) return agio::bench::cache_overhead_main(argc, argv, 3);
+    if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "overlap") == 0) return agio::bench::overlap_main(argc, argv, 3);
     if (cmd == "info") return info_main(argc, argv);
     usage();
     return cmd.empty() || cmd == "help" || cmd == "--help" ? 0 : 2;

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "agio/cache/cache_state.hpp"
+#include "agio/cache/claim_turn.hpp"
 #include "agio/cache/line.hpp"
 #include "agio/cache/locks.hpp"
 #include "agio/cache/policy.hpp"
@@ -62,6 +63,7 @@ class cache_handle {
     if (dev >= io.device_count) return {outcome::invalid_argument, 0};
     const std::uint64_t tag = tag_of(dev, block);
     bool counted_wait = false;
+    claim_turn turn(state, policy.set_of(state, tag));
     detail::backoff wait(detail::io_wait_max_sleep_ns);
     for (;;) {
       const std::uint32_t found = find(tag);
@@ -79,7 +81,7 @@ class cache_handle {
           counted_wait = true;
         }
       } else {
-        const status inserted = insert(dev, block, tag, fill_mode::reserve, line, limit);
+        const status inserted = insert(dev, block, tag, fill_mode::reserve, line, turn, limit);
         if (inserted.ok()) return inserted;
         if (inserted.result != outcome::pending) return inserted;
       }
@@ -108,6 +110,7 @@ class cache_handle {
     status result{outcome::success, 0};
     coalesced(tag, [&] {
       const deadline limit = deadline::after_ns(wait_timeout_ns);
+      claim_turn turn(state, policy.set_of(state, tag));
       detail::backoff wait(detail::io_wait_max_sleep_ns);
       for (;;) {
         if (find(tag) != no_line) {
@@ -115,7 +118,7 @@ class cache_handle {
           return;
         }
         std::uint32_t unused = no_line;
-        result = insert(dev, block, tag, fill_mode::plain, unused, limit);
+        result = insert(dev, block, tag, fill_mode::plain, unused, turn, limit);
         if (result.result != outcome::pending) return;
         if (limit.passed()) {
           result = {outcome::timeout, 0};
@@ -308,12 +311,13 @@ class cache_handle {
 
   // A line may be given up when it holds nothing, or clean data, or dirty data that can be
   // written back first, and nobody but waiters that gave up holds a pin on it.
+  // Both words are loaded before either is looked at: one trip to memory per line while a
+  // policy scans its set under the lock.
   AGIO_HD bool evictable(std::uint32_t line) const {
     const std::uint32_t word = detail::load<scope::device>(state.words[line], detail::relaxed);
+    const std::uint32_t orphans = detail::load<scope::device>(state.orphan_pins[line], detail::relaxed);
     const line_state s = state_of(word);
-    if (s == line_invalid) return true;
-    if (s == line_busy || s == line_cleaning) return false;
-    return pins_of(word) == detail::load<scope::device>(state.orphan_pins[line], detail::relaxed);
+    return s == line_invalid || (holds_data(s) && pins_of(word) == orphans);
   }
 
   // Takes an unpinned MODIFIED line for write-back (MODIFIED -> CLEANING, orphaned pins kept).
@@ -332,9 +336,9 @@ class cache_handle {
   // and pinned once the fill lands), an error, or pending when the caller should look again
   // (the block appeared meanwhile, or no line of the set could be taken yet).
   AGIO_HD status insert(std::uint32_t dev, std::uint64_t block, std::uint64_t tag, fill_mode mode, std::uint32_t& line,
-                        deadline limit) const {
+                        claim_turn& turn, deadline limit) const {
     std::uint32_t victim = no_line;
-    const status claimed = claim_line_for(tag, victim, limit);
+    const status claimed = claim_line_for(tag, victim, turn, limit);
     if (!claimed.ok()) return claimed;
     count_event(state, &cache_counters::misses);
     return fill(dev, block, victim, mode, line, limit);
@@ -343,16 +347,23 @@ class cache_handle {
   // Under the set's lock, takes a line of `tag`'s set for it: the line ends BUSY, unpinned and
   // tagged, for the caller to fill or overwrite and publish. A dirty victim is sent to be
   // written back instead, and pending returned (case (d)): it is taken once it is clean.
-  AGIO_HD status claim_line_for(std::uint64_t tag, std::uint32_t& line, deadline limit) const {
+  // Claims are served in `turn` order once an access keeps losing (claim_turn.hpp).
+  AGIO_HD status claim_line_for(std::uint64_t tag, std::uint32_t& line, claim_turn& turn, deadline limit) const {
     const std::uint32_t set = policy.set_of(state, tag);
     std::uint32_t& set_lock = state.set_locks[set];
     const lock_name name{lock_kind::cache_set, set};
     const status locked = locks.acquire(set_lock, name, limit);
     if (!locked.ok()) return locked;
-    const std::uint32_t victim =
-        find(tag) != no_line ? no_line : policy.victim(state, set, [this](std::uint32_t l) { return evictable(l); }, locks);
+    if (find(tag) != no_line) {
+      locks.release(set_lock, name);
+      return {outcome::pending, 0};
+    }
+    const std::uint32_t victim = turn.may_claim()
+                                     ? policy.victim(state, set, [this](std::uint32_t l) { return evictable(l); }, locks)
+                                     : no_line;
     if (victim == no_line) {
       locks.release(set_lock, name);
+      turn.lost();
       return {outcome::pending, 0};
     }
     if (start_cleaning(victim)) {
@@ -363,8 +374,10 @@ class cache_handle {
     line_state was = line_invalid;
     if (!try_claim(victim, was)) {
       locks.release(set_lock, name);
+      turn.lost();
       return {outcome::pending, 0};
     }
+    turn.claimed();
     if (was == line_ready && load_tag(victim) != no_tag) count_event(state, &cache_counters::evictions);
     detail::store<scope::device>(state.tags[victim], tag, detail::relaxed);
     policy.on_insert(state, set, victim);
@@ -452,6 +465,7 @@ class cache_handle {
   AGIO_HD status write_line(std::uint32_t dev, std::uint64_t block, const void* src, deadline limit) const {
     if (dev >= io.device_count) return {outcome::invalid_argument, 0};
     const std::uint64_t tag = tag_of(dev, block);
+    claim_turn turn(state, policy.set_of(state, tag));
     detail::backoff wait(detail::io_wait_max_sleep_ns);
     for (;;) {
       const std::uint32_t found = find(tag);
@@ -469,7 +483,7 @@ class cache_handle {
       }
       if (found == no_line) {
         std::uint32_t claimed = no_line;
-        const status s = claim_line_for(tag, claimed, limit);
+        const status s = claim_line_for(tag, claimed, turn, limit);
         if (s.ok()) {
           detail::thread_copy(line_data(claimed), src, state.line_bytes);
           // Release pairs with readers' acquire when they pin: the data precedes MODIFIED.

@@ -87,4 +87,19 @@ AGIO_HD inline bool compare_exchange(T& word, T& expected, T desired, memory_ord
                                                                         : order);
 }
 
+// Several loads that must each acquire, issued together: on the device relaxed loads and one
+// fence after them (acquire loads one after another would each wait for the last); on the host
+// acquire loads, which ThreadSanitizer understands (it does not model fences).
+#if defined(__CUDA_ARCH__)
+inline constexpr memory_order batch_load = relaxed;
+template <scope S>
+AGIO_HD inline void batch_load_fence() {
+  cuda::atomic_thread_fence(acquire, cuda_scope<S>);
+}
+#else
+inline constexpr memory_order batch_load = acquire;
+template <scope S>
+AGIO_HD inline void batch_load_fence() {}
+#endif
+
 }  // namespace agio::detail

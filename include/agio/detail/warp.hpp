@@ -100,6 +100,27 @@ AGIO_HD inline std::uint32_t from_leader([[maybe_unused]] const lane_group& g, s
   return value;
 #endif
 }
+AGIO_HD inline std::uint64_t from_leader(const lane_group& g, std::uint64_t value) {
+  const std::uint32_t low = from_leader(g, static_cast<std::uint32_t>(value));
+  const std::uint32_t high = from_leader(g, static_cast<std::uint32_t>(value >> 32));
+  return std::uint64_t{high} << 32 | low;
+}
+// How many lanes of the group come before the calling one (0 on the host).
+AGIO_HD inline std::uint32_t rank([[maybe_unused]] const lane_group& g) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint32_t>(__popc(g.mask & ((1u << (threadIdx.x % size)) - 1)));
+#else
+  return 0;
+#endif
+}
+// The group's lanes whose `value` is true.
+AGIO_HD inline std::uint32_t ballot(const lane_group& g, bool value) {
+#if defined(__CUDA_ARCH__)
+  return __ballot_sync(g.mask, value) & g.mask;
+#else
+  return value ? g.mask : 0;
+#endif
+}
 // Waits for the group's lanes and orders their memory accesses (no-op on the host).
 AGIO_HD inline void sync([[maybe_unused]] const lane_group& g) {
 #if defined(__CUDA_ARCH__)

@@ -11,6 +11,7 @@
 #include "agio/detail/clock.hpp"
 #include "agio/detail/copy.hpp"
 #include "agio/detail/thread_id.hpp"
+#include "agio/detail/warp.hpp"
 #include "agio/io/io_state.hpp"
 #include "agio/io/status.hpp"
 #include "agio/queue/submission.hpp"
@@ -196,11 +197,14 @@ class controller : public io::io_state {
     detail::backoff wait(32'768);
     for (;;) {
       for (std::uint32_t k = 0; k < info.qp_count; ++k) {
-        const queue::queue_pair& qp = queue_pairs[info.first_qp + (start + k) % info.qp_count];
+        const std::uint32_t q = info.first_qp + (start + k) % info.qp_count;
+        const queue::queue_pair& qp = queue_pairs[q];
+        // Lanes of the warp at this queue together claim, and those that got an entry publish,
+        // together (submission.hpp).
         std::uint64_t position = 0;
-        if (queue::try_claim(qp, position)) {
-          rec.queue_pair = info.first_qp + (start + k) % info.qp_count;
-          enqueue(qp, position, raw, op, info, lba, blocks, buffer, bytes, index);
+        if (queue::try_claim(qp, detail::warp::group_by(q), position)) {
+          rec.queue_pair = q;
+          enqueue(qp, detail::warp::group_by(q), position, raw, op, info, lba, blocks, buffer, bytes, index);
           detail::fetch_add<detail::scope::device>(counters[dev].submitted, std::uint64_t{1}, detail::relaxed);
           return {index, 0};
         }
@@ -236,7 +240,8 @@ class controller : public io::io_state {
     }
   }
 
-  AGIO_HD static void enqueue(const queue::queue_pair& qp, std::uint64_t position, const spec::command* raw,
+  AGIO_HD static void enqueue(const queue::queue_pair& qp, const detail::warp::lane_group& publishers,
+                              std::uint64_t position, const spec::command* raw,
                               spec::opcode op, const io::device_info& info, std::uint64_t lba, std::uint32_t blocks,
                               void* buffer, std::uint32_t bytes, std::uint32_t record) {
     const std::uint32_t slot = static_cast<std::uint32_t>(position % qp.depth);
@@ -262,7 +267,7 @@ class controller : public io::io_state {
                           bytes < qp.slot_bytes ? bytes : qp.slot_bytes);
     }
     queue::write_entry(qp.sq[slot], cmd);
-    queue::publish(qp, position);
+    queue::publish(qp, publishers, position);
   }
 };
 

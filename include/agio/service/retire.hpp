@@ -25,32 +25,48 @@ AGIO_HD inline unsigned latency_bucket(std::uint64_t ns) {
   return b;
 }
 
-// Finishes the command whose completion entry has DW3 `dw3`; the whole team calls it.
-template <class Team>
-AGIO_HD void retire(const io::io_state& io, const queue::queue_pair& qp, std::uint32_t dw3) {
-  const std::uint16_t cid = spec::cqe_cid(dw3);
+// What retiring one completion entry needs to know, read from the entry and the queue's tables.
+struct entry_to_retire {
+  std::uint16_t cid = 0;
+  bool valid = false;             // false: the identifier names no transaction (ignored)
+  status result{};
+  io::transaction_record* record = nullptr;
+  std::uint64_t source = 0;       // where the controller left the data, to copy (0: in place)
+};
+
+AGIO_HD inline entry_to_retire look_up(const io::io_state& io, const queue::queue_pair& qp, std::uint32_t dw3) {
+  entry_to_retire e;
+  e.cid = spec::cqe_cid(dw3);
   // Every identifier agio issues is an entry index; anything else names no transaction.
-  if (cid >= qp.depth) return;
-  const std::uint16_t nvme = spec::cqe_status(dw3);
-  const std::uint32_t index = qp.cid_to_tx[cid];
-  io::transaction_record& rec = io.records[index];
-  const status result = status::from_nvme(nvme);
-
+  if (e.cid >= qp.depth) return e;
+  e.valid = true;
+  e.result = status::from_nvme(spec::cqe_status(dw3));
+  e.record = &io.records[qp.cid_to_tx[e.cid]];
   // The controller wrote deferred_source before the entry; our acquire of the entry orders it.
-  const std::uint64_t source = detail::load<scope::system>(qp.deferred_source[cid], detail::relaxed);
-  if (source != 0 && result.ok()) {
-    Team::copy(reinterpret_cast<void*>(rec.destination), reinterpret_cast<const void*>(source), rec.bytes);
-  }
-  // No lane may still be reading the entry's bookkeeping when the leader frees it below.
-  Team::sync();
-  if (!Team::is_leader()) return;
+  e.source = detail::load<scope::system>(qp.deferred_source[e.cid], detail::relaxed);
+  return e;
+}
 
+// Copies the entry's data to its destination, by the whole team.
+template <class Team>
+AGIO_HD void copy_out(const entry_to_retire& e) {
+  if (e.valid && e.source != 0 && e.result.ok()) {
+    Team::copy(reinterpret_cast<void*>(e.record->destination), reinterpret_cast<const void*>(e.source),
+               e.record->bytes);
+  }
+}
+
+// Everything after the copy, by one thread per entry once every copy of the team is done: frees
+// the submission entry, counts, records the first error and publishes the outcome.
+AGIO_HD inline void finish(const io::io_state& io, const queue::queue_pair& qp, const entry_to_retire& e) {
+  if (!e.valid) return;
+  io::transaction_record& rec = *e.record;
+  const status result = e.result;
   // Free the entry for the position one lap later; release pairs with try_claim's acquire, and
   // comes after every read of the entry's cid_to_tx, bounce slot and deferred source.
-  const std::uint64_t word = detail::load<scope::device>(qp.states[cid], detail::relaxed);
-  detail::store<scope::device>(qp.states[cid], queue::sqe_word(queue::sqe_word_position(word) + qp.depth, queue::sqe_empty),
+  const std::uint64_t word = detail::load<scope::device>(qp.states[e.cid], detail::relaxed);
+  detail::store<scope::device>(qp.states[e.cid], queue::sqe_word(queue::sqe_word_position(word) + qp.depth, queue::sqe_empty),
                                detail::release);
-  detail::store<scope::device>(qp.control->completed, qp.control->completed + 1, detail::relaxed);
 
   io::device_counters& counters = io.counters[rec.device];
   detail::fetch_add<scope::device>(counters.completed, std::uint64_t{1}, detail::relaxed);
@@ -87,6 +103,50 @@ AGIO_HD void retire(const io::io_state& io, const queue::queue_pair& qp, std::ui
   detail::store<scope::device>(rec.result, result.pack(), detail::release);
 }
 
+// Retires the entries `fresh` of the window at `offset`; the whole team calls it. Returns how
+// many named a transaction.
+template <class Team>
+AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_pair& qp, std::uint32_t offset,
+                           std::uint32_t fresh) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (Team::whole_warp) {
+    // Lane k looks up and finishes entry k itself, so the window's bookkeeping (a few
+    // dependent trips to memory per entry, some across PCIe) happens once for all entries
+    // instead of once per entry; only the copies go one entry at a time, each by the whole
+    // warp.
+    const unsigned lane = threadIdx.x % detail::warp::size;
+    entry_to_retire mine;
+    if ((fresh >> lane) & 1u) mine = look_up(io, qp, detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::relaxed));
+    for (std::uint32_t pending = fresh; pending != 0; pending &= pending - 1) {
+      const unsigned owner = detail::warp::lowest_lane(pending);
+      const bool copies = __shfl_sync(0xffffffffu, mine.valid && mine.source != 0 && mine.result.ok(), owner);
+      if (!copies) continue;
+      const auto destination = __shfl_sync(0xffffffffu, mine.record != nullptr ? mine.record->destination : 0, owner);
+      const auto source = __shfl_sync(0xffffffffu, mine.source, owner);
+      const auto bytes = __shfl_sync(0xffffffffu, mine.record != nullptr ? mine.record->bytes : 0u, owner);
+      Team::copy(reinterpret_cast<void*>(destination), reinterpret_cast<const void*>(source), bytes);
+    }
+    // No lane may still be reading an entry's bounce slot when its owner frees it below, and
+    // the data precedes every result.
+    Team::sync();
+    if ((fresh >> lane) & 1u) finish(io, qp, mine);
+    return static_cast<std::uint32_t>(__popc(__ballot_sync(0xffffffffu, mine.valid)));
+  }
+#endif
+  std::uint32_t finished = 0;
+  for (std::uint32_t pending = fresh; pending != 0; pending &= pending - 1) {
+    const unsigned lane = detail::warp::lowest_lane(pending);
+    // Every lane reads the entry itself rather than shuffling it from its owner lane.
+    const entry_to_retire e = look_up(io, qp, detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::relaxed));
+    copy_out<Team>(e);
+    // No lane may still be reading the entry's bookkeeping when the leader frees it below.
+    Team::sync();
+    if (Team::is_leader()) finish(io, qp, e);
+    if (e.valid) ++finished;
+  }
+  return finished;
+}
+
 // One step of Algorithm 1 on one queue pair: check the current window, retire what is new,
 // and when the whole window is retired move on and ring the head doorbell. The caller owns the
 // queue's polling state. Returns the number of entries retired.
@@ -101,13 +161,13 @@ AGIO_HD std::uint32_t poll_queue(const io::io_state& io, const queue::queue_pair
     const std::uint32_t dw3 = detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::acquire);
     return spec::cqe_phase(dw3) == (phase != 0);
   });
-  for (std::uint32_t pending = fresh; pending != 0; pending &= pending - 1) {
-    const unsigned lane = detail::warp::lowest_lane(pending);
-    // Every lane reads the entry itself rather than shuffling it from its owner lane.
-    retire<Team>(io, qp, detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::relaxed));
-  }
+  const std::uint32_t finished = retire_window<Team>(io, qp, offset, fresh);
   const std::uint32_t retired = mask | fresh;
   if (Team::is_leader()) {
+    // Only this queue's retirer writes `completed`; the service's drain check reads it.
+    if (finished != 0) {
+      detail::store<scope::device>(qp.control->completed, qp.control->completed + finished, detail::relaxed);
+    }
     if (retired == 0xffffffffu) {
       const std::uint32_t next = offset + detail::warp::size == qp.cq_depth ? 0 : offset + detail::warp::size;
       state.offset = next;

@@ -12,6 +12,7 @@ namespace agio::service {
 
 // The 32 lanes of the calling warp, each checking one entry of the window at once.
 struct warp_team {
+  static constexpr bool whole_warp = true;
   // The lanes, outside `retired`, whose entry `is_new(lane)` reports as newly completed.
   template <class IsNew>
   AGIO_HD static std::uint32_t scan(std::uint32_t retired, IsNew&& is_new) {
@@ -34,6 +35,7 @@ struct warp_team {
 // completed, as an NVMe driver walks its completion queue: one read per entry, which matters
 // when each read crosses PCIe.
 struct solo_team {
+  static constexpr bool whole_warp = false;
   template <class IsNew>
   AGIO_HD static std::uint32_t scan(std::uint32_t retired, IsNew&& is_new) {
     std::uint32_t fresh = 0;

@@ -47,15 +47,14 @@ class s3_fifo : public cache_policy<s3_fifo> {
   AGIO_HD void on_insert(const cache_state& c, std::uint32_t set, std::uint32_t line) const {
     // The set lock is held: the order words, stamps and ghost are ours.
     const std::uint32_t print = fingerprint(detail::load<detail::scope::device>(c.tags[line], detail::relaxed));
-    bool returning = false;
+    // No early exit: the ghost's loads go out together rather than one after another.
     std::uint32_t* ghost = ghost_of(c, set);
+    std::uint32_t match = no_line;
     for (std::uint32_t k = 0; k < ghost_entries(c.ways); ++k) {
-      if (ghost[k] == print) {
-        ghost[k] = 0;
-        returning = true;
-        break;
-      }
+      if (ghost[k] == print && match == no_line) match = k;
     }
+    const bool returning = match != no_line;
+    if (returning) ghost[match] = 0;
     detail::store<detail::scope::device>(hits(c, line), 0u, detail::relaxed);
     order(c, line) = next_stamp(c, set) << 1 | (returning ? 0u : probation);
   }
@@ -64,38 +63,52 @@ class s3_fifo : public cache_policy<s3_fifo> {
   AGIO_HD std::uint32_t victim(const cache_state& c, std::uint32_t set, Evictable&& evictable, const Locks&) const {
     // The set lock is held. One pass finds an empty line, moves proven probationary lines to
     // main, and finds the oldest unproven probationary line and the main line that FIFO with
-    // reinsertion would reach first: the oldest of those with the fewest hits.
+    // reinsertion would reach first: the oldest of those with the fewest hits. All of a line's
+    // words are loaded before any is looked at, so each line costs one trip to memory, and the
+    // set's stamp stays in a register until the end.
     const std::uint32_t first = first_line(c, set);
+    std::uint32_t stamp = stamp_of(c, set);
     std::uint32_t newcomer = no_line;
+    std::uint32_t newcomer_order = 0;
     std::uint32_t resident = no_line;
+    std::uint32_t resident_order = 0;
     std::uint32_t resident_hits = 0;
     for (std::uint32_t line = first; line < first + c.ways; ++line) {
-      if (!evictable(line)) continue;
-      if (detail::load<detail::scope::device>(c.tags[line], detail::relaxed) == no_tag) return line;
+      const bool free_to_take = evictable(line);
+      const std::uint64_t tag = detail::load<detail::scope::device>(c.tags[line], detail::relaxed);
       const std::uint32_t count = detail::load<detail::scope::device>(hits(c, line), detail::relaxed);
-      if ((order(c, line) & probation) != 0) {
+      const std::uint32_t line_order = order(c, line);
+      if (!free_to_take) continue;
+      if (tag == no_tag) {
+        stamp_of(c, set) = stamp;
+        return line;
+      }
+      if ((line_order & probation) != 0) {
         if (count >= promote_hits) {
           // Hits are counted afresh in main, as the paper clears them on the move.
           detail::store<detail::scope::device>(hits(c, line), 0u, detail::relaxed);
-          order(c, line) = next_stamp(c, set) << 1;
-        } else if (newcomer == no_line || older(order(c, line), order(c, newcomer))) {
+          order(c, line) = ++stamp << 1;
+        } else if (newcomer == no_line || older(line_order, newcomer_order)) {
           newcomer = line;
+          newcomer_order = line_order;
         }
         continue;
       }
       if (resident == no_line || count < resident_hits ||
-          (count == resident_hits && older(order(c, line), order(c, resident)))) {
+          (count == resident_hits && older(line_order, resident_order))) {
         resident = line;
+        resident_order = line_order;
         resident_hits = count;
       }
     }
+    if (newcomer == no_line && resident != no_line) stamp = age_main(c, set, resident, resident_hits, stamp);
+    stamp_of(c, set) = stamp;
     if (newcomer != no_line) {
       std::uint32_t& at = ghost_next(c, set);
       ghost_of(c, set)[at] = fingerprint(detail::load<detail::scope::device>(c.tags[newcomer], detail::relaxed));
       at = static_cast<std::uint32_t>((at + 1) % ghost_entries(c.ways));
       return newcomer;
     }
-    if (resident != no_line) age_main(c, set, resident, resident_hits);
     return resident;
   }
 
@@ -116,19 +129,23 @@ class s3_fifo : public cache_policy<s3_fifo> {
   // every line loses the `rounds` hits those rounds took from it, and the lines ahead of
   // `resident` lose one more and go round again, behind the others.
   // Lines in use are aged too, as the paper's scan passes every line: cheaper under the lock
-  // than asking again which lines could be evicted.
-  AGIO_HD static void age_main(const cache_state& c, std::uint32_t set, std::uint32_t resident, std::uint32_t rounds) {
+  // than asking again which lines could be evicted. Returns the set's stamp after the lines
+  // that went round again.
+  AGIO_HD static std::uint32_t age_main(const cache_state& c, std::uint32_t set, std::uint32_t resident,
+                                        std::uint32_t rounds, std::uint32_t stamp) {
     const std::uint32_t first = first_line(c, set);
     const std::uint32_t resident_order = order(c, resident);
     for (std::uint32_t line = first; line < first + c.ways; ++line) {
-      if (line == resident || (order(c, line) & probation) != 0) continue;
-      const bool ahead = older(order(c, line), resident_order);
       std::uint32_t& count = hits(c, line);
+      const std::uint32_t line_order = order(c, line);
       const std::uint32_t now = detail::load<detail::scope::device>(count, detail::relaxed);
+      if (line == resident || (line_order & probation) != 0) continue;
+      const bool ahead = older(line_order, resident_order);
       const std::uint32_t taken = rounds + (ahead ? 1 : 0);
       detail::store<detail::scope::device>(count, now > taken ? now - taken : 0u, detail::relaxed);
-      if (ahead) order(c, line) = next_stamp(c, set) << 1;
+      if (ahead) order(c, line) = ++stamp << 1;
     }
+    return stamp;
   }
 
   AGIO_HD static std::uint32_t* words(const cache_state& c) { return static_cast<std::uint32_t*>(c.policy_state); }
@@ -141,7 +158,8 @@ class s3_fifo : public cache_policy<s3_fifo> {
   AGIO_HD static std::uint32_t* set_words(const cache_state& c, std::uint32_t set) {
     return words(c) + 2 * std::size_t{c.line_count} + std::size_t{set} * (2 + ghost_entries(c.ways));
   }
-  AGIO_HD static std::uint32_t next_stamp(const cache_state& c, std::uint32_t set) { return ++set_words(c, set)[0]; }
+  AGIO_HD static std::uint32_t& stamp_of(const cache_state& c, std::uint32_t set) { return set_words(c, set)[0]; }
+  AGIO_HD static std::uint32_t next_stamp(const cache_state& c, std::uint32_t set) { return ++stamp_of(c, set); }
   AGIO_HD static std::uint32_t& ghost_next(const cache_state& c, std::uint32_t set) { return set_words(c, set)[1]; }
   AGIO_HD static std::uint32_t* ghost_of(const cache_state& c, std::uint32_t set) { return set_words(c, set) + 2; }
 };
