@@ -62,33 +62,34 @@ class cache_handle {
   AGIO_HD status acquire_line(std::uint32_t dev, std::uint64_t block, std::uint32_t& line, deadline limit) const {
     if (dev >= io.device_count) return {outcome::invalid_argument, 0};
     const std::uint64_t tag = tag_of(dev, block);
-    bool counted_wait = false;
-    claim_turn turn(state, policy.set_of(state, tag));
-    detail::backoff wait(detail::io_wait_max_sleep_ns);
-    for (;;) {
-      const std::uint32_t found = find(tag);
-      if (found != no_line) {
-        if (try_pin(found, tag)) {
-          policy.on_hit(state, found);
-          if (!counted_wait) count_event(state, &cache_counters::hits);
-          line = found;
-          return {outcome::success, 0};
+    return taking_turns(tag, limit, [&](claim_turn& turn) -> status {
+      bool counted_wait = false;
+      detail::backoff wait(detail::io_wait_max_sleep_ns);
+      for (;;) {
+        const std::uint32_t found = find(tag);
+        if (found != no_line) {
+          if (try_pin(found, tag)) {
+            policy.on_hit(state, found);
+            if (!counted_wait) count_event(state, &cache_counters::hits);
+            line = found;
+            return {outcome::success, 0};
+          }
+          const line_state s = state_of(detail::load<scope::device>(state.words[found], detail::acquire));
+          if (s == line_invalid && load_tag(found) == tag) return take_fill_failure(found, tag, limit);
+          if (s == line_busy || s == line_cleaning) {
+            if (!counted_wait) count_event(state, &cache_counters::hits_on_busy);
+            counted_wait = true;
+          }
+        } else {
+          const status inserted = insert(dev, block, tag, fill_mode::reserve, line, turn, limit);
+          if (inserted.ok()) return inserted;
+          if (inserted.result != outcome::pending) return inserted;
         }
-        const line_state s = state_of(detail::load<scope::device>(state.words[found], detail::acquire));
-        if (s == line_invalid && load_tag(found) == tag) return take_fill_failure(found, tag, limit);
-        if (s == line_busy || s == line_cleaning) {
-          if (!counted_wait) count_event(state, &cache_counters::hits_on_busy);
-          counted_wait = true;
-        }
-      } else {
-        const status inserted = insert(dev, block, tag, fill_mode::reserve, line, turn, limit);
-        if (inserted.ok()) return inserted;
-        if (inserted.result != outcome::pending) return inserted;
+        if (limit.passed()) return {outcome::timeout, 0};
+        io.help_retire(dev);
+        wait.pause();
       }
-      if (limit.passed()) return {outcome::timeout, 0};
-      io.help_retire(dev);
-      wait.pause();
-    }
+    });
   }
 
   AGIO_HD void unpin(std::uint32_t line) const {
@@ -110,23 +111,18 @@ class cache_handle {
     status result{outcome::success, 0};
     coalesced(tag, [&] {
       const deadline limit = deadline::after_ns(wait_timeout_ns);
-      claim_turn turn(state, policy.set_of(state, tag));
-      detail::backoff wait(detail::io_wait_max_sleep_ns);
-      for (;;) {
-        if (find(tag) != no_line) {
-          result = {outcome::success, 0};
-          return;
+      result = taking_turns(tag, limit, [&](claim_turn& turn) -> status {
+        detail::backoff wait(detail::io_wait_max_sleep_ns);
+        for (;;) {
+          if (find(tag) != no_line) return {outcome::success, 0};
+          std::uint32_t unused = no_line;
+          const status inserted = insert(dev, block, tag, fill_mode::plain, unused, turn, limit);
+          if (inserted.result != outcome::pending) return inserted;
+          if (limit.passed()) return {outcome::timeout, 0};
+          io.help_retire(dev);
+          wait.pause();
         }
-        std::uint32_t unused = no_line;
-        result = insert(dev, block, tag, fill_mode::plain, unused, turn, limit);
-        if (result.result != outcome::pending) return;
-        if (limit.passed()) {
-          result = {outcome::timeout, 0};
-          return;
-        }
-        io.help_retire(dev);
-        wait.pause();
-      }
+      });
     }, result);
     return result;
   }
@@ -257,6 +253,15 @@ class cache_handle {
  private:
   enum class fill_mode { plain, reserve };
 
+  // Runs `attempt(turn)`, an access's retry loop, and passes on the turn it may still hold.
+  template <class Attempt>
+  AGIO_HD status taking_turns(std::uint64_t tag, deadline limit, Attempt&& attempt) const {
+    claim_turn turn;
+    const status result = attempt(turn);
+    if (turn.queued) turn.leave(state, policy.set_of(state, tag), limit);
+    return result;
+  }
+
   AGIO_HD std::uint64_t load_tag(std::uint32_t line) const {
     return detail::load<scope::device>(state.tags[line], detail::relaxed);
   }
@@ -358,12 +363,11 @@ class cache_handle {
       locks.release(set_lock, name);
       return {outcome::pending, 0};
     }
-    const std::uint32_t victim = turn.may_claim()
+    const std::uint32_t victim = turn.may_claim(state, set, limit, wait_timeout_ns)
                                      ? policy.victim(state, set, [this](std::uint32_t l) { return evictable(l); }, locks)
                                      : no_line;
     if (victim == no_line) {
       locks.release(set_lock, name);
-      turn.lost();
       return {outcome::pending, 0};
     }
     if (start_cleaning(victim)) {
@@ -374,10 +378,9 @@ class cache_handle {
     line_state was = line_invalid;
     if (!try_claim(victim, was)) {
       locks.release(set_lock, name);
-      turn.lost();
       return {outcome::pending, 0};
     }
-    turn.claimed();
+    turn.claimed(state, set, limit);
     if (was == line_ready && load_tag(victim) != no_tag) count_event(state, &cache_counters::evictions);
     detail::store<scope::device>(state.tags[victim], tag, detail::relaxed);
     policy.on_insert(state, set, victim);
@@ -465,37 +468,39 @@ class cache_handle {
   AGIO_HD status write_line(std::uint32_t dev, std::uint64_t block, const void* src, deadline limit) const {
     if (dev >= io.device_count) return {outcome::invalid_argument, 0};
     const std::uint64_t tag = tag_of(dev, block);
-    claim_turn turn(state, policy.set_of(state, tag));
-    detail::backoff wait(detail::io_wait_max_sleep_ns);
-    for (;;) {
-      const std::uint32_t found = find(tag);
-      if (found != no_line && try_pin(found, tag)) {
-        policy.on_hit(state, found);
-        count_event(state, &cache_counters::hits);
-        detail::shared_copy(line_data(found), src, state.line_bytes);
-        mark_dirty(found);
-        unpin(found);
-        return {outcome::success, 0};
-      }
-      if (found != no_line && state_of(detail::load<scope::device>(state.words[found], detail::relaxed)) == line_invalid) {
-        forget_failed_fill(found, tag, limit);  // a failed fill of this block: the write replaces it
-        continue;
-      }
-      if (found == no_line) {
-        std::uint32_t claimed = no_line;
-        const status s = claim_line_for(tag, claimed, turn, limit);
-        if (s.ok()) {
-          detail::thread_copy(line_data(claimed), src, state.line_bytes);
-          // Release pairs with readers' acquire when they pin: the data precedes MODIFIED.
-          detail::store<scope::device>(state.words[claimed], line_word(line_modified), detail::release);
-          return s;
+    return taking_turns(tag, limit, [&](claim_turn& turn) -> status {
+      detail::backoff wait(detail::io_wait_max_sleep_ns);
+      for (;;) {
+        const std::uint32_t found = find(tag);
+        if (found != no_line && try_pin(found, tag)) {
+          policy.on_hit(state, found);
+          count_event(state, &cache_counters::hits);
+          detail::shared_copy(line_data(found), src, state.line_bytes);
+          mark_dirty(found);
+          unpin(found);
+          return {outcome::success, 0};
         }
-        if (s.result != outcome::pending) return s;
+        if (found != no_line &&
+            state_of(detail::load<scope::device>(state.words[found], detail::relaxed)) == line_invalid) {
+          forget_failed_fill(found, tag, limit);  // a failed fill of this block: the write replaces it
+          continue;
+        }
+        if (found == no_line) {
+          std::uint32_t claimed = no_line;
+          const status s = claim_line_for(tag, claimed, turn, limit);
+          if (s.ok()) {
+            detail::thread_copy(line_data(claimed), src, state.line_bytes);
+            // Release pairs with readers' acquire when they pin: the data precedes MODIFIED.
+            detail::store<scope::device>(state.words[claimed], line_word(line_modified), detail::release);
+            return s;
+          }
+          if (s.result != outcome::pending) return s;
+        }
+        if (limit.passed()) return {outcome::timeout, 0};
+        io.help_retire(dev);
+        wait.pause();
       }
-      if (limit.passed()) return {outcome::timeout, 0};
-      io.help_retire(dev);
-      wait.pause();
-    }
+    });
   }
 
 };

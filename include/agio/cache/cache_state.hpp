@@ -57,8 +57,7 @@ struct cache_state {
   std::uint32_t* fill_status = nullptr;     // status::pack() of the line's last fill or write-back
   std::uint32_t* orphan_pins = nullptr;     // pins reserved for waiters that gave up (see cache.hpp)
   std::uint32_t* set_locks = nullptr;       // taken to insert into a set; 0 free, else holder + 1
-  std::uint64_t* set_turns = nullptr;       // per set: the ticket served first, no_ticket if none
-  std::uint64_t* next_ticket = nullptr;     // one counter: tickets for claims that kept losing
+  std::uint64_t* set_turns = nullptr;       // per set: deadline of the access served first, or no_turn
   void* policy_state = nullptr;             // the policy's own per-line / per-set words
   cache_counters* counters = nullptr;       // counter_stripes of them
   std::uint32_t line_count = 0;

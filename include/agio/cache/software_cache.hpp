@@ -128,7 +128,6 @@ class software_cache {
     c.orphan_pins = static_cast<std::uint32_t*>(take(lines * sizeof(std::uint32_t)));
     c.set_locks = static_cast<std::uint32_t*>(take(std::size_t{c.set_count} * sizeof(std::uint32_t)));
     c.set_turns = static_cast<std::uint64_t*>(take(std::size_t{c.set_count} * sizeof(std::uint64_t)));
-    c.next_ticket = static_cast<std::uint64_t*>(take(sizeof(std::uint64_t)));
     c.counters = static_cast<cache::cache_counters*>(take(cache::counter_stripes * sizeof(cache::cache_counters)));
     const std::size_t policy_bytes = Policy::state_bytes(c.line_count, c.set_count);
     c.policy_state = policy_bytes != 0 ? take(policy_bytes) : nullptr;
@@ -141,7 +140,7 @@ class software_cache {
     failure_ = static_cast<std::uint32_t*>(take(sizeof(std::uint32_t)));
     const std::vector<std::uint64_t> empty(lines, cache::no_tag);
     rt_.copy_to_device(c.tags, empty.data(), lines * sizeof(std::uint64_t));
-    const std::vector<std::uint64_t> unserved(c.set_count, cache::no_ticket);
+    const std::vector<std::uint64_t> unserved(c.set_count, cache::no_turn);
     rt_.copy_to_device(c.set_turns, unserved.data(), unserved.size() * sizeof(std::uint64_t));
     handle_.io = rt.io();
     handle_.wait_timeout_ns = handle_.io.wait_timeout_ns;
