@@ -8,6 +8,7 @@
 //
 // Every point checks its data: the sum of every word the threads read is compared with the sum
 // of the store's pattern over the same blocks.
+#include <algorithm>
 #include <barrier>
 #include <cstdio>
 #include <memory>
@@ -273,8 +274,12 @@ int overlap_main(int argc, char** argv, int first) {
     io_alone.push_back(r.seconds);
   }
   const double io_seconds = median(io_alone);
-  constexpr std::uint32_t probe_steps = 256;
-  const double per_step = run_block(s, mode::compute_only, probe_steps, expected).seconds / probe_steps;
+  // Computation time is a fixed part (barriers, reading the words) plus a part per step: two
+  // probes give both, so the longest targets are reached too.
+  constexpr std::uint32_t probe_steps = 2048;
+  const double fixed_seconds = run_block(s, mode::compute_only, 0, expected).seconds;
+  const double per_step = std::max(
+      (run_block(s, mode::compute_only, probe_steps, expected).seconds - fixed_seconds) / probe_steps, 1e-12);
 
   result_document doc;
   progress bar(targets_option.size() * reps);
@@ -283,7 +288,7 @@ int overlap_main(int argc, char** argv, int first) {
               "async issue/wait/store us", "check");
   for (const auto& target_text : targets_option) {
     const double target = std::stod(target_text);
-    const auto steps = static_cast<std::uint32_t>(target * io_seconds / per_step + 0.5);
+    const auto steps = static_cast<std::uint32_t>(std::max(0.0, target * io_seconds - fixed_seconds) / per_step + 0.5);
     std::vector<double> compute, sync, async;
     run_result sync_phases, async_phases;  // from the last repetition
     bool verified = true;
