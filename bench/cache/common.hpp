@@ -101,6 +101,18 @@ void write_store(runtime& rt, std::uint64_t first_block, std::uint64_t bytes, Ge
   if (failed != 0) throw std::runtime_error("writing the benchmark data to the store failed");
 }
 
+// Fills the first `bytes` of device 0 with the check pattern (word i is pattern_word(i)).
+inline void write_pattern(runtime& rt, std::uint64_t bytes) {
+  std::fprintf(stderr, "filling %s with the check pattern...\n", rt.devices()[0].uri.c_str());
+  write_store(rt, 0, bytes, [](std::uint64_t offset, std::byte* dst, std::size_t n) {
+    const std::uint64_t first_word = offset / sizeof(std::uint32_t);
+    for (std::size_t w = 0; w < n / sizeof(std::uint32_t); ++w) {
+      const std::uint32_t v = pattern_word(first_word + w);
+      std::memcpy(dst + w * sizeof v, &v, sizeof v);
+    }
+  });
+}
+
 // Copies a host vector into new device memory (rt.free it).
 template <class T>
 T* to_device(runtime& rt, const std::vector<T>& v) {
@@ -115,6 +127,32 @@ std::vector<T> to_host(runtime& rt, const T* p, std::size_t n) {
   return v;
 }
 
+#if defined(__CUDACC__)
+// Seconds of the kernel that `launch(stream)` starts on a stream of its own, between CUDA
+// events (launch set-up not counted); launch and run errors are thrown.
+template <class Launch>
+double time_kernel(Launch&& launch) {
+  cudaStream_t stream;
+  cudaEvent_t start, stop;
+  throw_on_cuda_error(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  cudaEventRecord(start, stream);
+  launch(stream);
+  const cudaError_t launched = cudaGetLastError();
+  cudaEventRecord(stop, stream);
+  const cudaError_t finished = cudaStreamSynchronize(stream);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, start, stop);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaStreamDestroy(stream);
+  throw_on_cuda_error(launched, "launching a benchmark kernel");
+  throw_on_cuda_error(finished, "benchmark kernel");
+  return ms / 1e3;
+}
+#endif
+
 // Seconds of one run of `job`: the kernel alone (CUDA events) on the GPU, the threads'
 // lifetime on the CPU backend.
 template <class Job>
@@ -122,24 +160,9 @@ double time_job(runtime& rt, std::uint32_t threads, const Job& job) {
 #if defined(__CUDACC__)
   if (on_gpu(rt)) {
     constexpr std::uint32_t block = 256;
-    cudaStream_t stream;
-    cudaEvent_t start, stop;
-    throw_on_cuda_error(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    cudaEventCreate(&start);
-    cudaEventCreate(&stop);
-    cudaEventRecord(start, stream);
-    launch_job_kernel<<<(threads + block - 1) / block, block, 0, stream>>>(job, threads);
-    const cudaError_t launched = cudaGetLastError();
-    cudaEventRecord(stop, stream);
-    const cudaError_t finished = cudaStreamSynchronize(stream);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    cudaStreamDestroy(stream);
-    throw_on_cuda_error(launched, "launching a benchmark kernel");
-    throw_on_cuda_error(finished, "benchmark kernel");
-    return ms / 1e3;
+    return time_kernel([&](cudaStream_t stream) {
+      launch_job_kernel<<<(threads + block - 1) / block, block, 0, stream>>>(job, threads);
+    });
   }
 #endif
   return run_job(rt, threads, job);

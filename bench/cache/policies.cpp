@@ -169,14 +169,7 @@ int cache_policies_main(int argc, char** argv, int first) {
   auto rt = start_runtime(want, uri);
   // Fewer GPU threads contend less for a tiny cache; the default keeps the GPU busy.
   const auto threads = static_cast<std::uint32_t>(threads_option > 0 ? threads_option : on_gpu(*rt) ? 65536 : 4);
-  std::fprintf(stderr, "filling %s with the check pattern...\n", uri.c_str());
-  write_store(*rt, 0, blocks * block_bytes, [](std::uint64_t offset, std::byte* dst, std::size_t n) {
-    const std::uint64_t first_word = offset / sizeof(std::uint32_t);
-    for (std::size_t w = 0; w < n / sizeof(std::uint32_t); ++w) {
-      const std::uint32_t v = pattern_word(first_word + w);
-      std::memcpy(dst + w * sizeof v, &v, sizeof v);
-    }
-  });
+  write_pattern(*rt, blocks * block_bytes);
 
   std::mt19937_64 rng(seed);
   std::vector<trace> plan;

@@ -15,6 +15,7 @@
 
 #include "agio/runtime/launch.hpp"
 #include "cache/common.hpp"
+#include "harness/controller_time.hpp"
 #include "harness/progress.hpp"
 #include "overlap/overlap.hpp"
 
@@ -136,17 +137,6 @@ struct run_result {
   bool verified = false;
 };
 
-std::uint64_t store_ns_sum(const runtime& rt, std::uint64_t& commands) {
-  std::uint64_t ns = 0;
-  commands = 0;
-  for (const auto& d : rt.counters()) {
-    for (const auto& q : d.queue_pairs) {
-      ns += q.store_ns;
-      commands += q.commands;
-    }
-  }
-  return ns;
-}
 
 // One run of the block in `how` with `steps` per word; I/O runs are checked against `expected`.
 run_result run_block(const setup& s, mode how, std::uint32_t steps, std::uint64_t expected) {
@@ -157,40 +147,20 @@ run_result run_block(const setup& s, mode how, std::uint32_t steps, std::uint64_
   std::barrier<> host_barrier(s.threads);
   const overlap_job job{s.rt.io(), s.buffers, s.blocks,  s.commands, s.rounds,  steps,       how,
                         {&host_barrier},      s.sums,     s.results, s.failures, s.phase_ns};
-  std::uint64_t commands_before = 0;
-  const std::uint64_t store_before = store_ns_sum(s.rt, commands_before);
+  const controller_time before = controller_time_sum(s.rt.counters());
   run_result r;
+  r.seconds = [&] {
 #if defined(__CUDACC__)
-  if (on_gpu(s.rt)) {
-    cudaStream_t stream;
-    cudaEvent_t start, stop;
-    throw_on_cuda_error(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    cudaEventCreate(&start);
-    cudaEventCreate(&stop);
-    cudaEventRecord(start, stream);
-    one_block_kernel<<<1, s.threads, 0, stream>>>(job);
-    const cudaError_t launched = cudaGetLastError();
-    cudaEventRecord(stop, stream);
-    const cudaError_t finished = cudaStreamSynchronize(stream);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    cudaStreamDestroy(stream);
-    throw_on_cuda_error(launched, "launching the overlap kernel");
-    throw_on_cuda_error(finished, "overlap kernel");
-    r.seconds = ms / 1e3;
-  } else {
-    r.seconds = run_job(s.rt, s.threads, job);
-  }
-#else
-  r.seconds = run_job(s.rt, s.threads, job);
+    if (on_gpu(s.rt)) {
+      return time_kernel([&](cudaStream_t stream) { one_block_kernel<<<1, s.threads, 0, stream>>>(job); });
+    }
 #endif
+    return run_job(s.rt, s.threads, job);
+  }();
   s.rt.check();
-  std::uint64_t commands_after = 0;
-  const std::uint64_t store_after = store_ns_sum(s.rt, commands_after);
-  if (commands_after > commands_before) {
-    r.store_us = static_cast<double>(store_after - store_before) / 1e3 / static_cast<double>(commands_after - commands_before);
+  const controller_time after = controller_time_sum(s.rt.counters());
+  if (after.commands > before.commands) {
+    r.store_us = static_cast<double>(after.store_ns - before.store_ns) / 1e3 / static_cast<double>(after.commands - before.commands);
   }
   const auto phases = to_host(s.rt, s.phase_ns, std::size_t{2} * s.commands);
   for (std::uint32_t c = 0; c < s.commands; ++c) {
@@ -237,14 +207,7 @@ int overlap_main(int argc, char** argv, int first) {
   const auto rounds = static_cast<std::uint32_t>(rounds_option > 0 ? rounds_option : gpu ? (quick ? 100 : 200) : 20);
   const std::uint64_t blocks = rt.devices()[0].capacity_blocks * rt.devices()[0].lba_bytes / block_bytes;
   if (blocks == 0) throw std::invalid_argument("the store holds no 4 KiB block");
-  std::fprintf(stderr, "filling %s with the check pattern...\n", store.c_str());
-  write_store(rt, 0, blocks * block_bytes, [](std::uint64_t offset, std::byte* dst, std::size_t n) {
-    const std::uint64_t first_word = offset / sizeof(std::uint32_t);
-    for (std::size_t w = 0; w < n / sizeof(std::uint32_t); ++w) {
-      const std::uint32_t v = pattern_word(first_word + w);
-      std::memcpy(dst + w * sizeof v, &v, sizeof v);
-    }
-  });
+  write_pattern(rt, blocks * block_bytes);
   std::uint64_t expected = 0;
   for (std::uint32_t r = 0; r < rounds; ++r) {
     for (std::uint32_t c = 0; c < commands; ++c) {

@@ -25,6 +25,7 @@
 
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
+#include "harness/controller_time.hpp"
 #include "harness/json.hpp"
 #include "harness/mix.hpp"
 #include "harness/options.hpp"
@@ -89,24 +90,6 @@ struct point {
   double store_us = 0;
 };
 
-// The controller's time counters, summed over devices and queue pairs.
-struct controller_time {
-  std::uint64_t commands = 0;
-  std::uint64_t controller_ns = 0;
-  std::uint64_t store_ns = 0;
-};
-
-controller_time controller_time_sum(const std::vector<device_counters>& counters) {
-  controller_time sum;
-  for (const auto& d : counters) {
-    for (const auto& q : d.queue_pairs) {
-      sum.commands += q.commands;
-      sum.controller_ns += q.controller_ns;
-      sum.store_ns += q.store_ns;
-    }
-  }
-  return sum;
-}
 
 std::vector<std::uint64_t> latency_sum(const std::vector<device_counters>& counters) {
   std::vector<std::uint64_t> sum;
