@@ -7,6 +7,8 @@
 #include "agio/runtime/runtime.hpp"
 #include "demo.hpp"
 #include "cache/cache_bench.hpp"
+#include "dlrm/dlrm.hpp"
+#include "graph/graphs.hpp"
 #include "overlap/overlap.hpp"
 #include "randrw/randrw.hpp"
 
@@ -31,6 +33,17 @@ void usage() {
       "  bench overlap [--quick] [--backend cpu|auto] [--store URI] [--ctc 0,0.5,1,2] [--reps R] [--rounds N]\n"
       "               [--completion service|waiters] [--out FILE]\n"
       "                                        async vs sync in one block as computation grows (AGILE Figure 4)\n"
+      "  bench graphs [--quick] [--backend cpu|auto] [--graphs kron,uniform] [--kernels bfs,spmv,cc]\n"
+      "               [--models async,bam_style] [--scale S] [--edge-factor E] [--graph-file PATH] [--reps R]\n"
+      "               [--store URI] [--seed N] [--unified-memory on|off] [--out FILE]\n"
+      "                                        BFS, SpMV, CC: native vs cache-API vs I/O-API time, agio vs\n"
+      "                                        BaM-style I/O (AGILE Figure 11)\n"
+      "  bench dlrm [--quick] [--backend cpu|auto] [--configs 1,2,3] [--batch N] [--batches N] [--reps R]\n"
+      "               [--modes async,sync,bam_style,cpu_pipeline] [--experiments configs,batch,queues,cache]\n"
+      "               [--batch-sizes ...] [--queue-pair-sweep ...] [--cache-mib-sweep ...] [--cache-mib M]\n"
+      "               [--store URI] [--queue-pairs N] [--queue-depth N] [--dim D] [--vocab-scale S] [--vocab-cap N]\n"
+      "               [--alpha A] [--criteo FILE] [--out FILE]\n"
+      "                                        DLRM inference with embedding tables on storage (AGILE Figures 7-10)\n"
       "  info URI                              open a store and print its size and block size");
 }
 
@@ -61,6 +74,8 @@ int main(int argc, char** argv) {
     if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "cache_policies") == 0) return agio::bench::cache_policies_main(argc, argv, 3);
     if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "cache_overhead") == 0) return agio::bench::cache_overhead_main(argc, argv, 3);
     if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "overlap") == 0) return agio::bench::overlap_main(argc, argv, 3);
+    if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "graphs") == 0) return agio::bench::graphs_main(argc, argv, 3);
+    if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "dlrm") == 0) return agio::bench::dlrm_main(argc, argv, 3);
     if (cmd == "info") return info_main(argc, argv);
     usage();
     return cmd.empty() || cmd == "help" || cmd == "--help" ? 0 : 2;

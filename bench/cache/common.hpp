@@ -38,16 +38,25 @@ inline std::string ram_uri(std::uint64_t bytes) {
   return "ram:" + std::to_string(std::max<std::uint64_t>(1, (bytes + (1u << 20) - 1) >> 20)) + "M?lba=4096";
 }
 
-inline std::unique_ptr<runtime> start_runtime(backend want, const std::string& uri) {
+// The benchmarks' runtime settings: two-minute deadlines, so that a slow store fails loudly
+// rather than hangs, and no limit hit by a large cold run.
+inline runtime_options bench_runtime_options(backend want) {
   runtime_options opt;
   opt.backend = want;
   opt.wait_timeout_ms = 120'000;
   opt.submit_timeout_ms = 120'000;
+  return opt;
+}
+
+inline std::unique_ptr<runtime> start_runtime(const runtime_options& opt, const std::string& uri) {
   auto rt = std::make_unique<runtime>(opt);
-  const bool gpu = want != backend::cpu;  // a GPU runtime wants many queues for its many threads
+  const bool gpu = opt.backend != backend::cpu;  // a GPU runtime wants many queues for its many threads
   rt->attach(device_options{uri, gpu ? 32u : 4u, gpu ? 256u : 64u});
   rt->start();
   return rt;
+}
+inline std::unique_ptr<runtime> start_runtime(backend want, const std::string& uri) {
+  return start_runtime(bench_runtime_options(want), uri);
 }
 
 inline bool on_gpu(const runtime& rt) { return rt.backend() == backend::gpu; }
@@ -99,6 +108,13 @@ void write_store(runtime& rt, std::uint64_t first_block, std::uint64_t bytes, Ge
   rt.free(failures);
   rt.check();
   if (failed != 0) throw std::runtime_error("writing the benchmark data to the store failed");
+}
+
+// Writes `bytes` of host memory to device 0 from block `first_block` on.
+inline void write_array(runtime& rt, std::uint64_t first_block, const void* data, std::uint64_t bytes) {
+  write_store(rt, first_block, bytes, [data](std::uint64_t offset, std::byte* dst, std::size_t n) {
+    std::memcpy(dst, static_cast<const std::byte*>(data) + offset, n);
+  });
 }
 
 // Fills the first `bytes` of device 0 with the check pattern (word i is pattern_word(i)).

@@ -15,34 +15,19 @@
 #include "agio/cache/software_cache.hpp"
 #include "cache/cache_bench.hpp"
 #include "cache/common.hpp"
+#include "cache/whole_cache.hpp"
+#include "graph/generate.hpp"
+#include "graph/kernels.hpp"
+#include "graph/run.hpp"
 #include "harness/progress.hpp"
 
 namespace agio::bench {
 namespace {
 
 using namespace cache_bench;
+using namespace graph;
 using policy = cache::clock;
 using cache_type = software_cache<policy>;
-
-// --- Where kernels read their arrays from ---------------------------------------------------
-
-template <class T>
-struct native_source {
-  const T* data;
-  AGIO_HD T at(std::uint64_t i) const { return data[i]; }
-};
-// Element i of an array stored from block `first_block` on. A failed read gives T{}, which the
-// result check catches (rt.check() names the cause).
-template <class T>
-struct cached_source {
-  cache::array_view<T, policy> view;
-  std::uint64_t first;  // element index of the array's start on device 0
-  AGIO_HD T at(std::uint64_t i) const {
-    T v{};
-    view.get(0, first + i, v);
-    return v;
-  }
-};
 
 // --- Kernels --------------------------------------------------------------------------------
 
@@ -101,98 +86,7 @@ struct mean_lines_job {
   }
 };
 
-constexpr std::uint32_t unvisited = ~std::uint32_t{0};
-
-// One level of a level-synchronous BFS: vertices at `level` mark unvisited neighbours.
-// Concurrent marks of one vertex all write the same value.
-template <class Cols>
-struct bfs_job {
-  Cols col;
-  const std::uint32_t* row;
-  std::uint32_t* levels;
-  std::uint32_t* changed;
-  std::uint32_t n;
-  std::uint32_t level;
-  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    using detail::scope;
-    for (std::uint32_t v = t; v < n; v += threads) {
-      if (detail::load<scope::device>(levels[v], detail::relaxed) != level) continue;
-      for (std::uint32_t e = row[v]; e < row[v + 1]; ++e) {
-        const std::uint32_t u = col.at(e);
-        if (detail::load<scope::device>(levels[u], detail::relaxed) == unvisited) {
-          detail::store<scope::device>(levels[u], level + 1, detail::relaxed);
-          detail::store<scope::device>(*changed, 1u, detail::relaxed);
-        }
-      }
-    }
-  }
-};
-
-// Scalar CSR SpMV, one row per thread: y = A x with x in HBM.
-template <class Cols, class Vals>
-struct spmv_job {
-  Cols col;
-  Vals val;
-  const std::uint32_t* row;
-  const float* x;
-  float* y;
-  std::uint32_t n;
-  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    for (std::uint32_t r = t; r < n; r += threads) {
-      float acc = 0;
-      for (std::uint32_t e = row[r]; e < row[r + 1]; ++e) acc += val.at(e) * x[col.at(e)];
-      y[r] = acc;
-    }
-  }
-};
-
 // --- Data -----------------------------------------------------------------------------------
-
-// A uniform random directed graph (or sparse matrix pattern) in CSR.
-struct csr {
-  std::uint32_t n = 0;
-  std::vector<std::uint32_t> row, col;
-  std::vector<float> val;
-};
-
-csr random_csr(std::uint32_t n, std::uint32_t degree, std::mt19937_64& rng) {
-  const std::uint64_t m = std::uint64_t{n} * degree;
-  if (m >= (std::uint64_t{1} << 32)) throw std::invalid_argument("cache_overhead: too many edges for 32-bit CSR");
-  std::vector<std::uint32_t> src(m), dst(m);
-  for (std::uint64_t e = 0; e < m; ++e) {
-    src[e] = static_cast<std::uint32_t>(rng() % n);
-    dst[e] = static_cast<std::uint32_t>(rng() % n);
-  }
-  csr g;
-  g.n = n;
-  g.row.assign(n + 1, 0);
-  for (const std::uint32_t s : src) ++g.row[s + 1];
-  for (std::uint32_t v = 0; v < n; ++v) g.row[v + 1] += g.row[v];
-  g.col.resize(m);
-  std::vector<std::uint32_t> next(g.row.begin(), g.row.end() - 1);
-  for (std::uint64_t e = 0; e < m; ++e) g.col[next[src[e]]++] = dst[e];
-  std::uniform_real_distribution<float> u(-1, 1);
-  g.val.resize(m);
-  for (float& v : g.val) v = u(rng);
-  return g;
-}
-
-std::vector<std::uint32_t> bfs_reference(const csr& g) {
-  std::vector<std::uint32_t> level(g.n, unvisited), frontier{0}, next;
-  level[0] = 0;
-  for (std::uint32_t l = 0; !frontier.empty(); ++l, frontier.swap(next)) {
-    next.clear();
-    for (const std::uint32_t v : frontier) {
-      for (std::uint32_t e = g.row[v]; e < g.row[v + 1]; ++e) {
-        if (level[g.col[e]] == unvisited) {
-          level[g.col[e]] = l + 1;
-          next.push_back(g.col[e]);
-        }
-      }
-    }
-  }
-  return level;
-}
 
 std::uint64_t blocks_for(std::uint64_t bytes) { return (bytes + block_bytes - 1) / block_bytes; }
 
@@ -221,13 +115,6 @@ struct context {
   std::vector<row_result>& rows;
 };
 
-// A cache that holds `blocks` consecutive blocks: every set gets at most `ways` of them.
-std::unique_ptr<cache_type> make_cache(runtime& rt, std::uint64_t blocks) {
-  constexpr std::uint32_t ways = 8;
-  const std::uint64_t lines = (blocks + ways - 1) / ways * ways;
-  return std::make_unique<cache_type>(rt, cache_options{lines * block_bytes, block_bytes, ways});
-}
-
 // Runs `once` (which returns the measured seconds of one run and checks its result) `reps`
 // times and records the median. `cache` (null for native) gives the run's hit rate.
 void measure(context& c, row_result r, cache_type* cache, const std::function<double(bool&)>& once) {
@@ -250,7 +137,7 @@ void measure(context& c, row_result r, cache_type* cache, const std::function<do
 // per repetition (created outside the timed part).
 void measure_cached(context& c, const row_result& base, std::uint64_t first, std::uint64_t blocks,
                     const std::function<double(cache_type&, bool&)>& once) {
-  auto warm = make_cache(c.rt, blocks);
+  auto warm = whole_cache<policy>(c.rt, blocks);
   warm->preload(0, first, blocks);
   row_result r = base;
   r.mode = "cache";
@@ -261,7 +148,7 @@ void measure_cached(context& c, const row_result& base, std::uint64_t first, std
   r.ok = true;
   cache_counters sum{};
   for (int i = 0; i < c.reps; ++i) {
-    auto cold = make_cache(c.rt, blocks);
+    auto cold = whole_cache<policy>(c.rt, blocks);
     bool ok = false;
     times.push_back(once(*cold, ok));
     r.ok = r.ok && ok;
@@ -295,7 +182,7 @@ void bench_mean(context& c, const std::vector<float>& x, const layout& l) {
             return s;
           });
   c.rt.free(dx);
-  using elementwise = mean_job<cached_source<float>>;
+  using elementwise = mean_job<cached_source<float, policy>>;
   measure_cached(c, {"vector_mean", "", "array_view", 0, false, registers_of<elementwise>(c.rt), -1}, l.vec, l.vec_blocks,
                  [&](cache_type& cache, bool& ok) {
                    const double s = time_job(c.rt, c.threads, elementwise{{cache.array<float>(), l.vec * (block_bytes / 4)}, n, partial});
@@ -311,61 +198,44 @@ void bench_mean(context& c, const std::vector<float>& x, const layout& l) {
   c.rt.free(partial);
 }
 
-// Runs BFS from vertex 0 level by level; returns the summed kernel time, sets ok on a match.
+// Runs BFS from vertex 0; returns the summed kernel time, sets ok on a match.
 template <class Cols>
-double run_bfs(context& c, const csr& g, const std::vector<std::uint32_t>& reference, const std::uint32_t* row,
-               std::uint32_t* levels, std::uint32_t* changed, Cols col, bool& ok) {
-  std::vector<std::uint32_t> start(g.n, unvisited);
-  start[0] = 0;
-  c.rt.copy_to_device(levels, start.data(), g.n * sizeof(std::uint32_t));
-  double seconds = 0;
-  for (std::uint32_t level = 0;; ++level) {
-    const std::uint32_t zero = 0;
-    c.rt.copy_to_device(changed, &zero, sizeof zero);
-    seconds += time_job(c.rt, c.threads, bfs_job<Cols>{col, row, levels, changed, g.n, level});
-    if (to_host(c.rt, changed, 1)[0] == 0) break;
-  }
-  ok = to_host(c.rt, levels, g.n) == reference;
+double run_bfs(context& c, const std::vector<std::uint32_t>& reference, const device_graph& d, Cols col, bool& ok) {
+  const double seconds = graph::run_bfs(c.rt, c.threads, d, col, 0).seconds;
+  ok = to_host(c.rt, d.state, d.n) == reference;
   return seconds;
 }
 
 void bench_bfs(context& c, const csr& g, const layout& l) {
-  const auto reference = bfs_reference(g);
-  std::uint32_t* row = to_device(c.rt, g.row);
-  auto* levels = static_cast<std::uint32_t*>(c.rt.allocate_device(g.n * sizeof(std::uint32_t)));
-  auto* changed = static_cast<std::uint32_t*>(c.rt.allocate_device(sizeof(std::uint32_t)));
+  const auto reference = bfs_reference(g, 0);
+  std::uint64_t* row = to_device(c.rt, g.row);
+  const device_graph d{row, g.n, static_cast<std::uint32_t*>(c.rt.allocate_device(g.n * sizeof(std::uint32_t))),
+                       static_cast<std::uint32_t*>(c.rt.allocate_device(sizeof(std::uint32_t)))};
   std::uint32_t* col = to_device(c.rt, g.col);
   using native_cols = native_source<std::uint32_t>;
   measure(c, {"bfs", "native", "plain", 0, false, registers_of<bfs_job<native_cols>>(c.rt), -1}, nullptr,
-          [&](bool& ok) { return run_bfs(c, g, reference, row, levels, changed, native_cols{col}, ok); });
+          [&](bool& ok) { return run_bfs(c, reference, d, native_cols{col}, ok); });
   c.rt.free(col);
-  using cached_cols = cached_source<std::uint32_t>;
+  using cached_cols = cached_source<std::uint32_t, policy>;
   measure_cached(c, {"bfs", "", "array_view", 0, false, registers_of<bfs_job<cached_cols>>(c.rt), -1}, l.col,
                  l.col_blocks, [&](cache_type& cache, bool& ok) {
                    const cached_cols cols{cache.array<std::uint32_t>(), l.col * (block_bytes / 4)};
-                   return run_bfs(c, g, reference, row, levels, changed, cols, ok);
+                   return run_bfs(c, reference, d, cols, ok);
                  });
   c.rt.free(row);
-  c.rt.free(levels);
-  c.rt.free(changed);
+  c.rt.free(d.state);
+  c.rt.free(d.changed);
 }
 
 void bench_spmv(context& c, const csr& g, const layout& l, std::mt19937_64& rng) {
   std::vector<float> x(g.n);
   std::uniform_real_distribution<float> u(-1, 1);
   for (float& v : x) v = u(rng);
-  std::vector<double> reference(g.n);
-  for (std::uint32_t r = 0; r < g.n; ++r) {
-    for (std::uint32_t e = g.row[r]; e < g.row[r + 1]; ++e) reference[r] += double{g.val[e]} * x[g.col[e]];
-  }
-  std::uint32_t* row = to_device(c.rt, g.row);
+  const spmv_expected reference = spmv_reference(g, x);
+  std::uint64_t* row = to_device(c.rt, g.row);
   float* dx = to_device(c.rt, x);
   auto* y = static_cast<float*>(c.rt.allocate_device(g.n * sizeof(float)));
-  const auto check = [&](bool& ok) {
-    const auto got = to_host(c.rt, y, g.n);
-    ok = true;
-    for (std::uint32_t r = 0; r < g.n && ok; ++r) ok = std::fabs(got[r] - reference[r]) <= 1e-4 * (1 + std::fabs(reference[r]));
-  };
+  const auto check = [&](bool& ok) { ok = spmv_matches(reference, to_host(c.rt, y, g.n)); };
   std::uint32_t* col = to_device(c.rt, g.col);
   float* val = to_device(c.rt, g.val);
   using native_job = spmv_job<native_source<std::uint32_t>, native_source<float>>;
@@ -376,7 +246,7 @@ void bench_spmv(context& c, const csr& g, const layout& l, std::mt19937_64& rng)
   });
   c.rt.free(col);
   c.rt.free(val);
-  using cached_job = spmv_job<cached_source<std::uint32_t>, cached_source<float>>;
+  using cached_job = spmv_job<cached_source<std::uint32_t, policy>, cached_source<float, policy>>;
   measure_cached(c, {"spmv", "", "array_view", 0, false, registers_of<cached_job>(c.rt), -1}, l.col,
                  l.col_blocks + l.val_blocks, [&](cache_type& cache, bool& ok) {
                    const cached_job job{{cache.array<std::uint32_t>(), l.col * (block_bytes / 4)},
@@ -388,12 +258,6 @@ void bench_spmv(context& c, const csr& g, const layout& l, std::mt19937_64& rng)
   c.rt.free(row);
   c.rt.free(dx);
   c.rt.free(y);
-}
-
-void write_array(runtime& rt, std::uint64_t first_block, const void* data, std::uint64_t bytes) {
-  write_store(rt, first_block, bytes, [data](std::uint64_t offset, std::byte* dst, std::size_t n) {
-    std::memcpy(dst, static_cast<const std::byte*>(data) + offset, n);
-  });
 }
 
 }  // namespace
@@ -418,7 +282,8 @@ int cache_overhead_main(int argc, char** argv, int first) {
   std::uniform_real_distribution<float> u(0, 1);
   for (float& v : x) v = u(rng);
   std::fprintf(stderr, "generating a random graph of %u vertices, degree %u...\n", vertices, degree);
-  const csr g = random_csr(vertices, degree, rng);
+  csr g = build_csr(uniform_edges(vertices, std::uint64_t{vertices} * degree, seed));
+  random_weights(g, seed);
   layout l;
   l.vec_blocks = blocks_for(x.size() * sizeof(float));
   l.col = l.vec + l.vec_blocks;

@@ -1,0 +1,559 @@
+// graphs (AGILE §4.5, Figure 11; connected components from BaM's evaluation): BFS, SpMV and
+// connected components on a Kronecker graph (skewed degrees) and a uniform random graph, each
+// measured in the paper's three steps:
+//   native:    the edge arrays in device memory, plain loads (kernel time);
+//   cache API: the same kernel reading the edge arrays through agio's cache, everything
+//              preloaded, so no I/O: cache-API overhead = cache - native;
+//   I/O API:   a fresh, empty cache per run: every line read from the store once:
+//              I/O-API overhead = cold - cache.
+// Steps 2 and 3 run in two I/O models (harness/io_model.hpp): agio's (a completion service
+// retires completions) and a BaM-style re-creation (no service: waiting threads poll the
+// completion queues; the copy engine moves data), both with clock replacement, so that the
+// comparison is the I/O machinery. A runtime's completion mode is fixed when it is made, so each
+// model gets its own runtime, one after the other. Native runs on a runtime without a
+// completion service, so that a service's share of the GPU counts as agio's overhead; each
+// model also runs native beside its own runtime, reported for comparison.
+// On the GPU a unified-memory baseline (edge arrays in cudaMallocManaged memory, moved to the
+// host before each run) is one more row. Every run is checked against a host reference.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <random>
+
+#include "agio/cache/policies/clock.hpp"
+#include "agio/cache/software_cache.hpp"
+#include "cache/common.hpp"
+#include "cache/whole_cache.hpp"
+#include "graph/edge_list_file.hpp"
+#include "graph/generate.hpp"
+#include "graph/graphs.hpp"
+#include "graph/kernels.hpp"
+#include "graph/run.hpp"
+#include "harness/io_model.hpp"
+#include "harness/progress.hpp"
+
+namespace agio::bench {
+namespace {
+
+using namespace cache_bench;
+using namespace graph;
+using policy = cache::clock;
+using cache_type = software_cache<policy>;
+using native_cols = native_source<std::uint32_t>;
+using native_vals = native_source<float>;
+using cached_cols = cached_source<std::uint32_t, policy>;
+using cached_vals = cached_source<float, policy>;
+
+enum class kernel { bfs, spmv, cc };
+
+kernel kernel_named(const std::string& name) {
+  if (name == "bfs") return kernel::bfs;
+  if (name == "spmv") return kernel::spmv;
+  if (name == "cc") return kernel::cc;
+  throw std::invalid_argument("unknown kernel '" + name + "' (bfs, spmv, cc)");
+}
+const char* name_of(kernel k) { return k == kernel::bfs ? "bfs" : k == kernel::spmv ? "spmv" : "cc"; }
+
+// --- Data -----------------------------------------------------------------------------------
+
+// A graph, what its runs are checked against, and where its edge arrays lie in the store.
+struct graph_case {
+  std::string name, description;
+  csr g;
+  std::uint32_t source = 0;
+  std::vector<float> x;
+  std::vector<std::uint32_t> levels, labels;
+  spmv_expected spmv;
+  std::uint64_t col_block = 0, col_blocks = 0, val_block = 0, val_blocks = 0;
+  std::uint64_t max_degree = 0;
+  // Blocks a kernel reads: the columns, and for SpMV the values next to them.
+  std::uint64_t blocks_for(kernel k) const { return col_blocks + (k == kernel::spmv ? val_blocks : 0); }
+};
+
+std::string describe(const std::string& kind, const csr& g, std::uint64_t max_degree) {
+  char text[200];
+  std::snprintf(text, sizeof text, "%s, %u vertices, %llu edges (mean degree %.1f, max %llu)", kind.c_str(), g.n,
+                static_cast<unsigned long long>(g.edges()), static_cast<double>(g.edges()) / g.n,
+                static_cast<unsigned long long>(max_degree));
+  return text;
+}
+
+std::uint64_t blocks_of(std::uint64_t bytes) { return (bytes + block_bytes - 1) / block_bytes; }
+
+graph_case make_case(std::string name, const std::string& kind, csr g, std::uint64_t seed) {
+  if (g.edges() == 0) throw std::invalid_argument("graphs: " + name + " has no edges");
+  if (g.val.empty()) random_weights(g, seed);
+  graph_case c;
+  c.name = std::move(name);
+  c.g = std::move(g);
+  c.source = pick_source(c.g, seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  c.x.resize(c.g.n);
+  for (float& v : c.x) v = u(rng);
+  c.levels = bfs_reference(c.g, c.source);
+  c.labels = cc_reference(c.g);
+  c.spmv = spmv_reference(c.g, c.x);
+  for (std::uint32_t v = 0; v < c.g.n; ++v) c.max_degree = std::max(c.max_degree, c.g.degree(v));
+  c.description = describe(kind, c.g, c.max_degree);
+  return c;
+}
+
+// GAP's graphs (its -g and -u): undirected, without self-loops or repeated edges.
+graph_case generated_case(const std::string& name, std::uint32_t scale, std::uint32_t edge_factor, std::uint64_t seed) {
+  std::fprintf(stderr, "generating %s (scale %u, edge factor %u)...\n", name.c_str(), scale, edge_factor);
+  if (scale == 0 || scale > 31) throw std::invalid_argument("graphs: --scale must be 1..31");
+  const build_options gap{.symmetrize = true, .squish = true};
+  const std::string size = " scale " + std::to_string(scale) + " edge factor " + std::to_string(edge_factor) + ", undirected";
+  if (name == "kron") {
+    return make_case(name, "Kronecker (A=0.57 B=C=0.19)" + size, build_csr(kronecker_edges(scale, edge_factor, seed), gap), seed);
+  }
+  if (name == "uniform") {
+    const std::uint32_t n = std::uint32_t{1} << scale;
+    return make_case(name, "uniform random" + size, build_csr(uniform_edges(n, std::uint64_t{n} * edge_factor, seed), gap), seed);
+  }
+  throw std::invalid_argument("unknown graph '" + name + "' (kron, uniform)");
+}
+
+// Places the cases' edge arrays one after another (each starts on a block; columns and values
+// adjacent so one preload covers SpMV's data) and returns the blocks used.
+std::uint64_t lay_out(std::vector<graph_case>& cases) {
+  std::uint64_t next = 0;
+  for (graph_case& c : cases) {
+    c.col_block = next;
+    c.col_blocks = blocks_of(c.g.edges() * sizeof(std::uint32_t));
+    c.val_block = c.col_block + c.col_blocks;
+    c.val_blocks = blocks_of(c.g.edges() * sizeof(float));
+    next = c.val_block + c.val_blocks;
+  }
+  return next;
+}
+
+// --- Running --------------------------------------------------------------------------------
+
+// A case's vertex arrays in one runtime's device memory.
+class vertex_arrays {
+ public:
+  vertex_arrays(runtime& rt, const graph_case& c)
+      : rt_(rt),
+        row_(to_device(rt, c.g.row)),
+        x_(to_device(rt, c.x)),
+        y_(static_cast<float*>(rt.allocate_device(c.g.n * sizeof(float)))),
+        d_{row_, c.g.n, static_cast<std::uint32_t*>(rt.allocate_device(c.g.n * sizeof(std::uint32_t))),
+           static_cast<std::uint32_t*>(rt.allocate_device(sizeof(std::uint32_t)))} {}
+  ~vertex_arrays() {
+    for (void* p : {static_cast<void*>(row_), static_cast<void*>(x_), static_cast<void*>(y_),
+                    static_cast<void*>(d_.state), static_cast<void*>(d_.changed)}) {
+      rt_.free(p);
+    }
+  }
+  vertex_arrays(const vertex_arrays&) = delete;
+  vertex_arrays& operator=(const vertex_arrays&) = delete;
+  const device_graph& graph() const { return d_; }
+  const float* x() const { return x_; }
+  float* y() const { return y_; }
+
+ private:
+  runtime& rt_;
+  std::uint64_t* row_;
+  float* x_;
+  float* y_;
+  device_graph d_;
+};
+
+struct one_run {
+  double seconds = 0;
+  std::uint32_t steps = 0;
+  bool ok = false;
+};
+
+// Runs kernel `k` once over the edge sources and checks the result.
+template <class Cols, class Vals>
+one_run run_kernel(runtime& rt, std::uint32_t threads, const graph_case& c, const vertex_arrays& v, kernel k,
+                   Cols cols, Vals vals) {
+  one_run r;
+  if (k == kernel::bfs) {
+    const kernel_run b = run_bfs(rt, threads, v.graph(), cols, c.source);
+    r = {b.seconds, b.steps, to_host(rt, v.graph().state, c.g.n) == c.levels};
+  } else if (k == kernel::cc) {
+    const kernel_run b = run_cc(rt, threads, v.graph(), cols);
+    r = {b.seconds, b.steps, to_host(rt, v.graph().state, c.g.n) == c.labels};
+  } else {
+    r.seconds = time_job(rt, threads, spmv_job<Cols, Vals>{cols, vals, v.graph().row, v.x(), v.y(), c.g.n});
+    r.steps = 1;
+    r.ok = spmv_matches(c.spmv, to_host(rt, v.y(), c.g.n));
+  }
+  return r;
+}
+
+// The median of a step's repetitions, whether all matched the reference, and the cache's hit
+// rate over them (-1 without a cache).
+struct step_result {
+  bool measured = false;
+  double seconds = 0;
+  std::uint32_t steps = 0;
+  bool ok = true;
+  double hit_rate = -1;
+};
+
+// With `warm_up`, one run first that is checked but not timed, so that one-time costs (first
+// touches of fresh allocations, cold TLBs and L2) do not land in a timed run; a median of two
+// or three runs would keep them.
+template <class Once>
+step_result repeat(int reps, bool warm_up, Once&& once) {
+  step_result s;
+  s.measured = true;
+  if (warm_up) s.ok = once().ok;
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    const one_run r = once();
+    times.push_back(r.seconds);
+    s.steps = r.steps;
+    s.ok = s.ok && r.ok;
+  }
+  s.seconds = median(times);
+  return s;
+}
+
+struct bench_context {
+  runtime& rt;
+  std::uint32_t threads;
+  int reps;
+  progress& bar;
+};
+
+step_result native_step(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k) {
+  std::uint32_t* col = to_device(b.rt, c.g.col);
+  float* val = k == kernel::spmv ? to_device(b.rt, c.g.val) : nullptr;
+  const step_result s = repeat(b.reps, true, [&] { return run_kernel(b.rt, b.threads, c, v, k, native_cols{col}, native_vals{val}); });
+  b.rt.free(col);
+  if (val != nullptr) b.rt.free(val);
+  b.rt.check();
+  return s;
+}
+
+one_run cached_run(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k, const cache_type& cache) {
+  const cached_cols cols{cache.array<std::uint32_t>(), c.col_block * (block_bytes / sizeof(std::uint32_t))};
+  const cached_vals vals{cache.array<float>(), c.val_block * (block_bytes / sizeof(float))};
+  return run_kernel(b.rt, b.threads, c, v, k, cols, vals);
+}
+
+// Step 2: one cache holding everything the kernel reads, preloaded before the timed runs.
+step_result cache_step(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k) {
+  auto cache = whole_cache<policy>(b.rt, c.blocks_for(k));
+  cache->preload(0, c.col_block, c.blocks_for(k));
+  const bool warm_ok = cached_run(b, c, v, k, *cache).ok;  // warm-up, as in repeat(), before the counters count
+  cache->reset_counters();
+  step_result s = repeat(b.reps, false, [&] { return cached_run(b, c, v, k, *cache); });
+  s.ok = s.ok && warm_ok;
+  s.hit_rate = cache->counters().hit_rate();
+  b.rt.check();
+  return s;
+}
+
+// Step 3: a fresh, empty cache for every run (made outside the timed part).
+step_result cold_step(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k) {
+  cache_counters sum{};
+  step_result s = repeat(b.reps, false, [&] {
+    auto cache = whole_cache<policy>(b.rt, c.blocks_for(k));
+    const one_run r = cached_run(b, c, v, k, *cache);
+    const cache_counters n = cache->counters();
+    sum.hits += n.hits;
+    sum.misses += n.misses;
+    return r;
+  });
+  s.hit_rate = sum.hit_rate();
+  b.rt.check();
+  return s;
+}
+
+#if defined(__CUDACC__)
+// The unified-memory baseline: the edge arrays in managed memory, written from the host before
+// each run (untimed) so that the kernel faults every page it touches over to the GPU.
+// Runs on the runtime without a completion service: cudaFree waits for every kernel.
+step_result unified_step(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k) {
+  const std::size_t col_bytes = c.g.edges() * sizeof(std::uint32_t);
+  const std::size_t val_bytes = k == kernel::spmv ? c.g.edges() * sizeof(float) : 0;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  throw_on_cuda_error(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  if (col_bytes + val_bytes > free_bytes) {
+    std::fprintf(stderr, "\nunified memory: %s %s skipped: %zu MiB of edges, %zu MiB free on the GPU\n", c.name.c_str(),
+                 name_of(k), (col_bytes + val_bytes) >> 20, free_bytes >> 20);
+    return {};
+  }
+  void* col = nullptr;
+  void* val = nullptr;
+  throw_on_cuda_error(cudaMallocManaged(&col, col_bytes), "cudaMallocManaged");
+  if (val_bytes != 0) throw_on_cuda_error(cudaMallocManaged(&val, val_bytes), "cudaMallocManaged");
+  const step_result s = repeat(b.reps, false, [&] {
+    std::memcpy(col, c.g.col.data(), col_bytes);
+    if (val_bytes != 0) std::memcpy(val, c.g.val.data(), val_bytes);
+    return run_kernel(b.rt, b.threads, c, v, k, native_cols{static_cast<const std::uint32_t*>(col)},
+                      native_vals{static_cast<const float*>(val)});
+  });
+  cudaFree(col);
+  if (val != nullptr) cudaFree(val);
+  return s;
+}
+#endif
+
+// --- Reporting ------------------------------------------------------------------------------
+
+// One graph and kernel: native, the unified-memory baseline, and steps 2 and 3 per model.
+struct model_result {
+  io_model model;
+  step_result native_beside, cache, cold;
+  double native_seconds = 0;  // step 1, on the runtime without a service
+  double cache_overhead() const { return cache.seconds - native_seconds; }
+  double io_overhead() const { return cold.seconds - cache.seconds; }
+};
+struct kernel_result {
+  std::string graph;
+  kernel k;
+  step_result native, unified;
+  std::vector<model_result> models;
+  bool ok() const {
+    bool all = native.ok && unified.ok;
+    for (const model_result& m : models) all = all && m.native_beside.ok && m.cache.ok && m.cold.ok;
+    return all;
+  }
+};
+
+const model_result* find_model(const kernel_result& r, io_model m) {
+  for (const model_result& x : r.models) {
+    if (x.model == m) return &x;
+  }
+  return nullptr;
+}
+
+std::string ms(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", seconds * 1e3);
+  return text;
+}
+std::string ms(const step_result& s) { return s.measured ? ms(s.seconds) : "-"; }
+std::string rate(double r) {
+  if (r < 0) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", r);
+  return text;
+}
+
+void print_results(const std::vector<graph_case>& cases, const std::vector<kernel_result>& results) {
+  for (const graph_case& c : cases) {
+    std::printf("\n%s: %s\n", c.name.c_str(), c.description.c_str());
+    std::printf("%-6s %-14s %10s %10s %10s %10s %13s %11s %9s %6s %s\n", "kernel", "model", "native_ms", "beside_ms",
+                "cache_ms", "cold_ms", "cache_api_ms", "io_api_ms", "cold_hit", "steps", "check");
+    bool compared = false, met = true;
+    std::string missed;
+    for (const kernel_result& r : results) {
+      if (r.graph != c.name) continue;
+      const char* k = name_of(r.k);
+      for (const model_result& m : r.models) {
+        const bool ok = m.native_beside.ok && m.cache.ok && m.cold.ok && r.native.ok;
+        std::printf("%-6s %-14s %10s %10s %10s %10s %13s %11s %9s %6u %s\n", k, name_of(m.model), ms(r.native).c_str(),
+                    ms(m.native_beside).c_str(), ms(m.cache).c_str(), ms(m.cold).c_str(),
+                    ms(m.cache_overhead()).c_str(), ms(m.io_overhead()).c_str(), rate(m.cold.hit_rate).c_str(),
+                    m.cold.steps, ok ? "ok" : "FAILED");
+      }
+      if (r.unified.measured) {
+        std::printf("%-6s %-14s %10s %10s %10s %10s %13s %11s %9s %6u %s\n", k, "unified_memory", ms(r.native).c_str(),
+                    "-", "-", ms(r.unified).c_str(), "-", "-", "-", r.unified.steps, r.unified.ok ? "ok" : "FAILED");
+      }
+      const model_result* agio = find_model(r, io_model::async);
+      const model_result* bam = find_model(r, io_model::bam_style);
+      if (agio == nullptr || bam == nullptr) continue;
+      compared = true;
+      const bool cache_below = agio->cache_overhead() < bam->cache_overhead();
+      const bool io_below = agio->io_overhead() < bam->io_overhead();
+      // Reductions as the paper states them: BaM-style overhead over agio's (meaningless where
+      // either is not positive: noise around zero).
+      const auto times = [](double bam_s, double agio_s) {
+        if (agio_s <= 0 || bam_s <= 0) return std::string("-");
+        char text[32];
+        std::snprintf(text, sizeof text, "%.2fx", bam_s / agio_s);
+        return std::string(text);
+      };
+      std::printf("%-6s agio vs bam_style: cache-API overhead %s vs %s ms (bam_style/agio %s), I/O-API overhead %s vs %s ms (%s)\n",
+                  k, ms(agio->cache_overhead()).c_str(), ms(bam->cache_overhead()).c_str(),
+                  times(bam->cache_overhead(), agio->cache_overhead()).c_str(), ms(agio->io_overhead()).c_str(),
+                  ms(bam->io_overhead()).c_str(), times(bam->io_overhead(), agio->io_overhead()).c_str());
+      if (!cache_below) missed += std::string(missed.empty() ? "" : ", ") + k + " cache-API";
+      if (!io_below) missed += std::string(missed.empty() ? "" : ", ") + k + " I/O-API";
+      met = met && cache_below && io_below;
+    }
+    if (compared) {
+      std::printf("%s target: agio's cache-API and I/O-API overheads below bam_style's for every kernel: %s%s\n",
+                  c.name.c_str(), met ? "met" : "MISSED", met ? "" : (" (" + missed + ")").c_str());
+    }
+  }
+}
+
+json_object step_json(json_object o, const char* step, const step_result& s) {
+  o.set("step", std::string(step)).set("seconds", s.seconds).set("steps", std::int64_t{s.steps}).set("verified", s.ok);
+  if (s.hit_rate >= 0) o.set("hit_rate", s.hit_rate);
+  return o;
+}
+
+void add_points(result_document& doc, const std::vector<kernel_result>& results) {
+  for (const kernel_result& r : results) {
+    json_object base;
+    base.set("graph", r.graph).set("kernel", std::string(name_of(r.k)));
+    json_object native = base;
+    native.set("model", std::string("none"));
+    doc.points.push_back(step_json(native, "native", r.native));
+    if (r.unified.measured) {
+      json_object um = base;
+      um.set("model", std::string("unified_memory"));
+      doc.points.push_back(step_json(um, "unified_memory", r.unified));
+    }
+    for (const model_result& m : r.models) {
+      json_object o = base;
+      o.set("model", std::string(name_of(m.model)));
+      doc.points.push_back(step_json(o, "native_beside_runtime", m.native_beside));
+      doc.points.push_back(step_json(o, "cache_api", m.cache).set("overhead_seconds", m.cache_overhead()));
+      doc.points.push_back(step_json(o, "io_api", m.cold).set("overhead_seconds", m.io_overhead()));
+    }
+  }
+}
+
+}  // namespace
+
+int graphs_main(int argc, char** argv, int first) {
+  options opt(argc, argv, first);
+  const backend want = backend_option(opt);
+  const bool quick = opt.flag("quick");
+  const auto scale = static_cast<std::uint32_t>(opt.number("scale", want == backend::cpu ? 10 : quick ? 18 : 22));
+  const auto edge_factor = static_cast<std::uint32_t>(opt.number("edge-factor", want == backend::cpu ? 8 : 16));
+  const auto graph_names = opt.list("graphs", "kron,uniform");
+  const auto kernel_names = opt.list("kernels", "bfs,spmv,cc");
+  const auto model_names = opt.list("models", "async,bam_style");
+  const int reps = static_cast<int>(opt.number("reps", 3));
+  const std::string store = opt.get("store", "");
+  const std::string graph_file = opt.get("graph-file", "");
+  const auto seed = static_cast<std::uint64_t>(opt.number("seed", 27491095));  // GAP's default seed
+  const std::string unified_option = opt.get("unified-memory", "on");
+  const bool unified = unified_option == "on";
+  const std::string out_path = opt.get("out", "results/graphs.json");
+  opt.reject_unknown();
+  std::vector<kernel> kernels;
+  for (const auto& k : kernel_names) kernels.push_back(kernel_named(k));
+  std::vector<io_model> models;
+  for (const auto& m : model_names) {
+    models.push_back(io_model_named(m));
+    // The graph kernels wait for each read where they need it: sync would run async's code.
+    if (models.back() == io_model::sync) throw std::invalid_argument("graphs: the models are async and bam_style");
+  }
+  if (reps < 1) throw std::invalid_argument("graphs: --reps must be at least 1");
+  if (!unified && unified_option != "off") throw std::invalid_argument("graphs: --unified-memory is on or off");
+
+  std::vector<graph_case> cases;
+  if (!graph_file.empty()) {
+    std::fprintf(stderr, "reading %s...\n", graph_file.c_str());
+    cases.push_back(make_case(std::filesystem::path(graph_file).stem().string(), "from " + graph_file + " (edges as listed)",
+                              read_graph_file(graph_file), seed));
+  } else {
+    for (const auto& name : graph_names) cases.push_back(generated_case(name, scale, edge_factor, seed));
+  }
+  const std::uint64_t blocks = lay_out(cases);
+  const std::string uri = store.empty() ? ram_uri(blocks * block_bytes) : store;
+
+  // One result per case and kernel, in the order of the loops below.
+  std::vector<kernel_result> results;
+  for (const graph_case& c : cases) {
+    for (const kernel k : kernels) results.push_back({c.name, k, {}, {}, {}});
+  }
+  // Step 1 (and the unified-memory baseline) on a runtime without a completion service.
+  std::string device;
+  std::uint32_t threads = 0;
+  bool gpu = false;
+  {
+    runtime_options plain = bench_runtime_options(want);
+    plain.completion = completion_mode::waiters;
+    auto rt = start_runtime(plain, ram_uri(1));
+    gpu = on_gpu(*rt);
+    device = rt->describe();
+    threads = gpu ? 1024 * 256 : 4;
+    const bool with_unified = unified && gpu;
+    if (unified && !gpu) std::fprintf(stderr, "unified memory: skipped on CPU threads (a GPU baseline)\n");
+    progress bar(results.size() * (1 + (with_unified ? 1 : 0) + models.size() * 3));
+    const bench_context b{*rt, threads, reps, bar};
+    std::size_t slot = 0;
+    for (const graph_case& c : cases) {
+      const vertex_arrays v(*rt, c);
+      for (const kernel k : kernels) {
+        kernel_result& r = results[slot++];
+        r.native = native_step(b, c, v, k);
+        bar.step(c.name + " " + name_of(k) + " native");
+#if defined(__CUDACC__)
+        if (with_unified) {
+          r.unified = unified_step(b, c, v, k);
+          bar.step(c.name + " " + name_of(k) + " unified memory");
+        }
+#endif
+      }
+    }
+    rt->stop();
+
+    // Steps 2 and 3, one runtime per model.
+    for (const io_model m : models) {
+      auto mrt = start_runtime(runtime_options_for(m, bench_runtime_options(want)), uri);
+      if (mrt->devices()[0].capacity_blocks * mrt->devices()[0].lba_bytes < blocks * block_bytes) {
+        throw std::invalid_argument("graphs: " + uri + " is smaller than the graphs' " + std::to_string(blocks * block_bytes >> 20) + " MiB");
+      }
+      std::fprintf(stderr, "\n%s: writing %.1f MiB of edges to %s...\n", name_of(m),
+                   static_cast<double>(blocks * block_bytes) / (1 << 20), uri.c_str());
+      for (const graph_case& c : cases) {
+        write_array(*mrt, c.col_block, c.g.col.data(), c.g.edges() * sizeof(std::uint32_t));
+        write_array(*mrt, c.val_block, c.g.val.data(), c.g.edges() * sizeof(float));
+      }
+      const bench_context mb{*mrt, threads, reps, bar};
+      slot = 0;
+      for (const graph_case& c : cases) {
+        const vertex_arrays v(*mrt, c);
+        for (const kernel k : kernels) {
+          kernel_result& r = results[slot++];
+          model_result mr{m, {}, {}, {}, r.native.seconds};
+          const std::string label = c.name + " " + name_of(k) + " " + name_of(m);
+          mr.native_beside = native_step(mb, c, v, k);
+          bar.step(label + " native");
+          mr.cache = cache_step(mb, c, v, k);
+          bar.step(label + " cache");
+          mr.cold = cold_step(mb, c, v, k);
+          bar.step(label + " cold");
+          r.models.push_back(mr);
+        }
+      }
+      mrt->stop();
+    }
+  }
+
+  print_results(cases, results);
+  bool all_ok = true;
+  for (const kernel_result& r : results) all_ok = all_ok && r.ok();
+  result_document doc;
+  add_points(doc, results);
+  doc.set_header("graphs", device, argc, argv);
+  doc.config.set("store", uri).set("store_kind", store.empty() ? std::string("ram: store (emulated storage in host RAM)")
+                                                               : std::string("user store"));
+  doc.config.set("policy", std::string("clock")).set("ways", std::int64_t{8}).set("line_bytes", std::int64_t{block_bytes});
+  doc.config.set("cache", std::string("sized to hold the kernel's edge arrays whole"));
+  doc.config.set("native_runtime", std::string("completion_mode::waiters (no completion service running)"));
+  for (const graph_case& c : cases) {
+    doc.config.set(c.name, c.description).set(c.name + "_vertices", std::int64_t{c.g.n});
+    doc.config.set(c.name + "_edges", static_cast<std::int64_t>(c.g.edges()));
+    doc.config.set(c.name + "_bfs_source", std::int64_t{c.source});
+  }
+  doc.config.set("scale", std::int64_t{scale}).set("edge_factor", std::int64_t{edge_factor});
+  doc.config.set("seed", static_cast<std::int64_t>(seed)).set("threads", std::int64_t{threads});
+  doc.config.set("reps", std::int64_t{reps}).set("timing", std::string("median of reps; BFS and CC: kernel time summed over steps"));
+  doc.config.set("profile", std::string(quick ? "quick" : want == backend::cpu ? "cpu" : "full"));
+  doc.save(out_path);
+  std::printf("device: %s\nresults: %s\n", device.c_str(), out_path.c_str());
+  if (!all_ok) std::fprintf(stderr, "graphs: some results did not match the host reference\n");
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace agio::bench

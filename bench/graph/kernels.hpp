@@ -1,0 +1,117 @@
+#pragma once
+// The graph kernels of AGILE §4.5 and BaM's evaluation (BFS, SpMV, connected components) as
+// jobs that run as GPU kernels (launch_job_kernel) or on CPU threads (run_job). Each reads the
+// edge arrays through a source: native_source for arrays in device memory, cached_source for
+// arrays in a store read through agio's cache, so the two variants are the same code. Vertex
+// arrays (row offsets, levels, labels, x, y) are always in device memory. No application-level
+// optimization, as in the paper: the differences measured are the data path's.
+#include <cstdint>
+
+#include "agio/cache/array_view.hpp"
+#include "agio/detail/atomic.hpp"
+#include "graph/reference.hpp"
+
+namespace agio::bench::graph {
+
+template <class T>
+struct native_source {
+  const T* data;
+  AGIO_HD T at(std::uint64_t i) const { return data[i]; }
+};
+
+// Element i of an array stored from element `first` of device 0 on. A failed read gives T{},
+// which the result check catches (rt.check() names the cause).
+template <class T, class Policy>
+struct cached_source {
+  cache::array_view<T, Policy> view;
+  std::uint64_t first;
+  AGIO_HD T at(std::uint64_t i) const {
+    T v{};
+    view.get(0, first + i, v);
+    return v;
+  }
+};
+
+// One level of a level-synchronous BFS: vertices at `level` mark unvisited neighbours.
+// Concurrent marks of one vertex all write the same value.
+template <class Cols>
+struct bfs_job {
+  Cols col;
+  const std::uint64_t* row;
+  std::uint32_t* levels;
+  std::uint32_t* changed;
+  std::uint32_t n;
+  std::uint32_t level;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    using detail::scope;
+    for (std::uint32_t v = t; v < n; v += threads) {
+      if (detail::load<scope::device>(levels[v], detail::relaxed) != level) continue;
+      for (std::uint64_t e = row[v]; e < row[v + 1]; ++e) {
+        const std::uint32_t u = col.at(e);
+        if (detail::load<scope::device>(levels[u], detail::relaxed) == unvisited) {
+          detail::store<scope::device>(levels[u], level + 1, detail::relaxed);
+          detail::store<scope::device>(*changed, 1u, detail::relaxed);
+        }
+      }
+    }
+  }
+};
+
+// Scalar CSR SpMV, one row per thread: y = A x with x in device memory.
+template <class Cols, class Vals>
+struct spmv_job {
+  Cols col;
+  Vals val;
+  const std::uint64_t* row;
+  const float* x;
+  float* y;
+  std::uint32_t n;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    for (std::uint32_t r = t; r < n; r += threads) {
+      float acc = 0;
+      for (std::uint64_t e = row[r]; e < row[r + 1]; ++e) acc += val.at(e) * x[col.at(e)];
+      y[r] = acc;
+    }
+  }
+};
+
+// One sweep of label propagation for connected components, edges taken as undirected: each
+// edge (v, u) lowers the larger of its ends' labels to the smaller. Labels start as vertex ids
+// and only fall, so once a sweep lowers nothing every edge joins equal labels and each
+// component carries its smallest id (cc_reference's labels). Lowering both ends gives the weak
+// components of a directed graph from its out-edges alone.
+template <class Cols>
+struct cc_job {
+  Cols col;
+  const std::uint64_t* row;
+  std::uint32_t* labels;
+  std::uint32_t* changed;
+  std::uint32_t n;
+
+  // Atomic minimum. Lock-free: an exchange fails only because another thread lowered the label,
+  // which a label can do only finitely often.
+  AGIO_HD static bool lower(std::uint32_t& label, std::uint32_t to) {
+    std::uint32_t seen = detail::load<detail::scope::device>(label, detail::relaxed);
+    while (to < seen) {
+      if (detail::compare_exchange<detail::scope::device>(label, seen, to, detail::relaxed)) return true;
+    }
+    return false;
+  }
+
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    using detail::scope;
+    for (std::uint32_t v = t; v < n; v += threads) {
+      bool lowered = false;
+      for (std::uint64_t e = row[v]; e < row[v + 1]; ++e) {
+        const std::uint32_t u = col.at(e);
+        const std::uint32_t mine = detail::load<scope::device>(labels[v], detail::relaxed);
+        const std::uint32_t theirs = detail::load<scope::device>(labels[u], detail::relaxed);
+        if (theirs < mine) lowered = lower(labels[v], theirs) || lowered;
+        if (mine < theirs) lowered = lower(labels[u], mine) || lowered;
+      }
+      if (lowered) detail::store<scope::device>(*changed, 1u, detail::relaxed);
+    }
+  }
+};
+
+}  // namespace agio::bench::graph

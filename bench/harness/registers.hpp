@@ -1,0 +1,33 @@
+#pragma once
+// Registers per thread of the evaluation's kernels, as the compiler allotted them (AGILE
+// Figure 12). Each workload reports its own kernels; the evaluation command gathers them.
+#include <string>
+#include <vector>
+
+#if defined(__CUDACC__)
+#include "agio/runtime/launch.hpp"
+#endif
+
+namespace agio::bench {
+
+struct register_row {
+  std::string workload, kernel, model;  // model: async, sync or bam_style (harness/io_model.hpp)
+  int registers = -1;
+};
+
+// Registers per thread of the kernel that runs `Job` (launch_job_kernel<Job>); -1 without a GPU.
+template <class Job>
+int job_registers() {
+#if defined(__CUDACC__)
+  cudaFuncAttributes attr{};
+  if (cudaFuncGetAttributes(&attr, launch_job_kernel<Job>) == cudaSuccess) return attr.numRegs;
+  cudaGetLastError();  // no GPU: clear the error, report none
+#endif
+  return -1;
+}
+
+// Every workload's rows (empty where there is no GPU), and the GPU they were read on.
+std::vector<register_row> register_report();
+std::string register_device();
+
+}  // namespace agio::bench
