@@ -78,9 +78,9 @@ struct shadow_failure {
   }
 };
 
-template <class Policy, class Shares = cache::no_share_table>
+template <class Policy, class Shares = cache::no_share_table, class IO = controller>
 struct shadow_job {
-  cache::cache_handle<Policy, cache::no_lock_chain, Shares> cache;
+  cache::cache_handle<Policy, cache::no_lock_chain, Shares, IO> cache;
   shadow_shape shape;
   std::uint32_t* truth;     // the model: blocks() * words_per_block words, each written by its owner
   std::uint32_t* buffers;   // one block per thread, registered for I/O
@@ -137,7 +137,7 @@ struct shadow_job {
     }
 
     AGIO_HD void step(std::uint64_t op) {
-      const cache::array_view<std::uint32_t, Policy, cache::no_lock_chain, Shares> view{job.cache};
+      const cache::array_view<std::uint32_t, Policy, cache::no_lock_chain, Shares, IO> view{job.cache};
       const std::uint32_t kind = static_cast<std::uint32_t>(next() % 100);
       if (kind < 30) {
         const std::uint64_t word = own_word();

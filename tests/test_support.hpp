@@ -67,7 +67,7 @@ inline std::vector<std::uint64_t> read_storage(runtime& rt, std::uint64_t blocks
   auto* buf = static_cast<std::byte*>(rt.allocate_device(4096));
   const std::uint32_t lbas = 4096 / rt.devices()[0].lba_bytes;
   for (std::uint64_t b = 0; b < blocks; ++b) {
-    const status s = rt.io().read(0, b * lbas, lbas, buf);
+    const status s = with_io(rt, [&](const auto& io) { return io.read(0, b * lbas, lbas, buf); });
     EXPECT_TRUE(s.ok()) << describe(s.result);
     std::memcpy(out.data() + b * 512, buf, 4096);
   }

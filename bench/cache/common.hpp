@@ -62,8 +62,9 @@ inline std::unique_ptr<runtime> start_runtime(backend want, const std::string& u
 inline bool on_gpu(const runtime& rt) { return rt.backend() == backend::gpu; }
 
 // Writes contiguous chunks of a staging buffer to device 0, one synchronous request each.
+template <class IO>
 struct store_write_job {
-  controller io;
+  IO io;
   const std::byte* staging;
   std::uint64_t first_lba;
   std::uint64_t lbas;
@@ -100,7 +101,8 @@ void write_store(runtime& rt, std::uint64_t first_block, std::uint64_t bytes, Ge
     rt.copy_to_device(staging, host.data(), n);
     const std::uint64_t lbas = n / lba;
     const std::uint32_t threads = static_cast<std::uint32_t>(std::min<std::uint64_t>((lbas + chunk - 1) / chunk, on_gpu(rt) ? 1024 : 8));
-    run_job(rt, threads, store_write_job{rt.io(), staging, (first_block * block_bytes + done) / lba, lbas, chunk, failures});
+    const std::uint64_t first_lba = (first_block * block_bytes + done) / lba;
+    with_io(rt, [&](const auto& io) { run_job(rt, threads, store_write_job{io, staging, first_lba, lbas, chunk, failures}); });
   }
   std::uint32_t failed = 0;
   rt.copy_to_host(&failed, failures, sizeof failed);

@@ -9,8 +9,10 @@
 
 namespace agio::bench {
 
+// IO is the runtime's controller type; `chunk_job{rt.io(), ...}` deduces it.
+template <class IO = controller>
 struct chunk_job {
-  controller io;
+  IO io;
   std::uint32_t device;
   std::uint32_t write;
   std::byte* buffer;

@@ -45,8 +45,9 @@ AGIO_HD inline std::uint64_t block_of(std::uint64_t round, std::uint32_t command
   return mix64(round * commands + command + 0x5eed) % blocks;
 }
 
+template <class IO>
 struct overlap_job {
-  controller io;
+  IO io;
   std::uint32_t* buffers;  // two rounds' data: 2 * commands blocks
   std::uint64_t blocks;    // in the store
   std::uint32_t commands;
@@ -145,18 +146,18 @@ run_result run_block(const setup& s, mode how, std::uint32_t steps, std::uint64_
   const std::vector<std::uint64_t> no_time(std::size_t{2} * s.commands);
   s.rt.copy_to_device(s.phase_ns, no_time.data(), no_time.size() * sizeof(std::uint64_t));
   std::barrier<> host_barrier(s.threads);
-  const overlap_job job{s.rt.io(), s.buffers, s.blocks,  s.commands, s.rounds,  steps,       how,
-                        {&host_barrier},      s.sums,     s.results, s.failures, s.phase_ns};
   const controller_time before = controller_time_sum(s.rt.counters());
   run_result r;
-  r.seconds = [&] {
+  r.seconds = with_io(s.rt, [&](const auto& io) {
+    const overlap_job job{io,  s.buffers, s.blocks,    s.commands, s.rounds,   steps,
+                          how, {&host_barrier}, s.sums, s.results,  s.failures, s.phase_ns};
 #if defined(__CUDACC__)
     if (on_gpu(s.rt)) {
       return time_kernel([&](cudaStream_t stream) { one_block_kernel<<<1, s.threads, 0, stream>>>(job); });
     }
 #endif
     return run_job(s.rt, s.threads, job);
-  }();
+  });
   s.rt.check();
   const controller_time after = controller_time_sum(s.rt.counters());
   if (after.commands > before.commands) {

@@ -37,9 +37,13 @@ namespace {
 
 // Each device thread keeps `batch` requests in flight per round: issue them all, then wait.
 // On the GPU only the first `lanes_per_warp` lanes of each warp issue requests (32: all of
-// them), so that the cost of many waiting lanes sharing one warp can be told apart.
+// them), so that the cost of many waiting lanes sharing one warp can be told apart. IO is the
+// runtime's controller type (--completion).
+constexpr std::uint32_t max_batch = 64;
+
+template <class IO>
 struct random_io_job {
-  controller io;
+  IO io;
   std::uint32_t devices;
   std::uint64_t units;          // I/O units per device
   std::uint32_t unit_blocks;    // LBAs per I/O
@@ -53,8 +57,6 @@ struct random_io_job {
   std::uint32_t* failures;
   std::uint32_t lanes_per_warp;
   std::uint32_t requesters;  // threads that issue requests
-
-  static constexpr std::uint32_t max_batch = 64;
 
   AGIO_HD void operator()(std::uint32_t thread, std::uint32_t) const {
     if (thread % 32 >= lanes_per_warp) return;
@@ -151,36 +153,38 @@ point run_agio(agio_setup& s, std::uint32_t devices, std::uint32_t io_bytes, std
   const std::uint32_t threads = gpu ? static_cast<std::uint32_t>(outstanding)
                                     : static_cast<std::uint32_t>(std::min<std::uint64_t>(outstanding, 16));
   const std::uint32_t batch = static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(random_io_job::max_batch, (outstanding + threads - 1) / threads));
+      std::min<std::uint64_t>(max_batch, (outstanding + threads - 1) / threads));
   const std::uint32_t lanes = gpu ? std::clamp<std::uint32_t>(lanes_per_warp, 1, 32) : 32;
-  random_io_job job{rt.io(), devices, s.units, s.unit_blocks, io_bytes, s.buffer, s.slots, batch, 1,
-                    write ? 1u : 0u, 12345, s.failures, lanes, threads};
-  const std::uint32_t launched = gpu ? (threads + lanes - 1) / lanes * 32 : threads;
-  // Calibrate with a short run, then size the measured run to the target time.
-  const double per_round = run_job(rt, launched, job);
-  job.rounds = static_cast<std::uint32_t>(std::clamp(target_seconds / std::max(per_round, 1e-6), 1.0, 100000.0));
-  job.seed = 777 + outstanding;
-  const std::vector<device_counters> counters_before = rt.counters();
-  const auto before = latency_sum(counters_before);
-  const controller_time time_before = controller_time_sum(counters_before);
-  point p;
-  p.seconds = run_job(rt, launched, job);
-  const std::vector<device_counters> counters_after = rt.counters();
-  const auto after = latency_sum(counters_after);
-  const controller_time time_after = controller_time_sum(counters_after);
-  if (const std::uint64_t commands = time_after.commands - time_before.commands; commands != 0) {
-    p.controller_us = static_cast<double>(time_after.controller_ns - time_before.controller_ns) / 1e3 / commands;
-    p.store_us = static_cast<double>(time_after.store_ns - time_before.store_ns) / 1e3 / commands;
-  }
-  p.ops = std::uint64_t{threads} * batch * job.rounds;
-  p.iops = static_cast<double>(p.ops) / p.seconds;
-  p.p50_us = quantile_us(before, after, 0.5);
-  p.p99_us = quantile_us(before, after, 0.99);
-  std::uint32_t failures = 0;
-  rt.copy_to_host(&failures, s.failures, sizeof failures);
-  rt.check();
-  if (failures != 0) throw std::runtime_error("randrw: " + std::to_string(failures) + " requests failed");
-  return p;
+  return with_io(rt, [&](const auto& io) {
+    random_io_job job{io, devices, s.units, s.unit_blocks, io_bytes, s.buffer, s.slots, batch, 1,
+                      write ? 1u : 0u, 12345, s.failures, lanes, threads};
+    const std::uint32_t launched = gpu ? (threads + lanes - 1) / lanes * 32 : threads;
+    // Calibrate with a short run, then size the measured run to the target time.
+    const double per_round = run_job(rt, launched, job);
+    job.rounds = static_cast<std::uint32_t>(std::clamp(target_seconds / std::max(per_round, 1e-6), 1.0, 100000.0));
+    job.seed = 777 + outstanding;
+    const std::vector<device_counters> counters_before = rt.counters();
+    const auto before = latency_sum(counters_before);
+    const controller_time time_before = controller_time_sum(counters_before);
+    point p;
+    p.seconds = run_job(rt, launched, job);
+    const std::vector<device_counters> counters_after = rt.counters();
+    const auto after = latency_sum(counters_after);
+    const controller_time time_after = controller_time_sum(counters_after);
+    if (const std::uint64_t commands = time_after.commands - time_before.commands; commands != 0) {
+      p.controller_us = static_cast<double>(time_after.controller_ns - time_before.controller_ns) / 1e3 / commands;
+      p.store_us = static_cast<double>(time_after.store_ns - time_before.store_ns) / 1e3 / commands;
+    }
+    p.ops = std::uint64_t{threads} * batch * job.rounds;
+    p.iops = static_cast<double>(p.ops) / p.seconds;
+    p.p50_us = quantile_us(before, after, 0.5);
+    p.p99_us = quantile_us(before, after, 0.99);
+    std::uint32_t failures = 0;
+    rt.copy_to_host(&failures, s.failures, sizeof failures);
+    rt.check();
+    if (failures != 0) throw std::runtime_error("randrw: " + std::to_string(failures) + " requests failed");
+    return p;
+  });
 }
 
 // The store's own ceiling: `threads` host threads, each with its own channel holding

@@ -112,7 +112,7 @@ class cpu_platform final : public runtime::platform {
     return std::min<std::uint32_t>(queue_pairs, 2);
   }
 
-  void start_service(const controller& io, std::uint32_t workers) override {
+  void start_service(const io::io_state& io, std::uint32_t workers) override {
     running_ = workers;
     for (std::uint32_t w = 0; w < workers; ++w) {
       threads_.emplace_back([this, io, w, workers] {

@@ -23,7 +23,7 @@ namespace {
 
 constexpr unsigned service_block_threads = 128;
 
-__global__ void service_kernel(controller io, std::uint32_t workers) {
+__global__ void service_kernel(io::io_state io, std::uint32_t workers) {
   const std::uint32_t worker = (blockIdx.x * blockDim.x + threadIdx.x) / detail::warp::size;
   if (worker < workers) service::run(io, worker, workers);
 }
@@ -171,7 +171,7 @@ class gpu_platform final : public runtime::platform {
     return std::min<std::uint32_t>(queue_pairs, 64);
   }
 
-  void start_service(const controller& io, std::uint32_t workers) override {
+  void start_service(const io::io_state& io, std::uint32_t workers) override {
     const std::uint32_t threads = workers * detail::warp::size;
     const std::uint32_t blocks = (threads + service_block_threads - 1) / service_block_threads;
     service_kernel<<<blocks, service_block_threads, 0, service_stream_>>>(io, workers);

@@ -34,7 +34,7 @@ class runtime::platform {
 
   virtual std::uint32_t default_service_workers(std::uint32_t queue_pairs) const = 0;
   // Starts `workers` service workers running service::run over `io`.
-  virtual void start_service(const controller& io, std::uint32_t workers) = 0;
+  virtual void start_service(const io::io_state& io, std::uint32_t workers) = 0;
   // Waits until every service worker returned; false if `timeout_ms` passed first.
   virtual bool join_service(std::uint32_t timeout_ms) = 0;
 

@@ -68,7 +68,10 @@ struct runtime::state {
 
   bool running = false;
   bool stopped = false;
-  controller io{};
+  io::io_state io{};
+  // `io` as the handle of the runtime's completion mode (the other one is never handed out).
+  controller service_handle{};
+  waiting_controller waiting_handle{};
   std::uint32_t service_workers = 0;
   std::vector<void*> pinned_blocks;
   void* device_block = nullptr;
@@ -278,6 +281,8 @@ void runtime::start() {
   s.service_workers =
       opt.service_warps != 0 ? std::min(opt.service_warps, total_qps) : plat.default_service_workers(total_qps);
   if (s.io.retired_by == io::retirement::by_service) plat.start_service(s.io, s.service_workers);
+  s.service_handle = controller{s.io};
+  s.waiting_handle = waiting_controller{s.io};
   s.running = true;
 }
 
@@ -328,8 +333,23 @@ bool runtime::running() const { return s_->running; }
 
 const controller& runtime::io() const {
   if (!s_->running) throw std::logic_error("agio: io() is valid between start() and stop()");
-  return s_->io;
+  if (s_->options.completion != completion_mode::service) {
+    throw std::logic_error("agio: io() is the handle of completion_mode::service; this runtime runs with "
+                           "completion_mode::waiters: use waiting_io()");
+  }
+  return s_->service_handle;
 }
+
+const waiting_controller& runtime::waiting_io() const {
+  if (!s_->running) throw std::logic_error("agio: waiting_io() is valid between start() and stop()");
+  if (s_->options.completion != completion_mode::waiters) {
+    throw std::logic_error("agio: waiting_io() is the handle of completion_mode::waiters; this runtime runs with "
+                           "completion_mode::service: use io()");
+  }
+  return s_->waiting_handle;
+}
+
+completion_mode runtime::completion() const { return s_->options.completion; }
 
 void* runtime::allocate_device(std::size_t bytes) {
   void* p = s_->plat->allocate_device(bytes);

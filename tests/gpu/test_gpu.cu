@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 #include <thread>
+#include <type_traits>
 #include <unistd.h>
 
 #include "agio/cache/policies/clock.hpp"
@@ -72,8 +73,10 @@ TEST_P(GpuRoundtrip, WrittenDataReadsBackInAnotherOrder) {
   auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
   rt.copy_to_device(src, data.data(), bytes);
   const std::uint32_t chunk = 16 * 1024;
-  run_job(rt, 1024, bench::chunk_job{rt.io(), 0, 1, src, chunk, bytes / chunk, failures});
-  run_job(rt, 768, bench::chunk_job{rt.io(), 0, 0, back, chunk, bytes / chunk, failures});
+  with_io(rt, [&](const auto& io) {
+    run_job(rt, 1024, bench::chunk_job{io, 0, 1, src, chunk, bytes / chunk, failures});
+    run_job(rt, 768, bench::chunk_job{io, 0, 0, back, chunk, bytes / chunk, failures});
+  });
   std::vector<std::byte> got(bytes);
   rt.copy_to_host(got.data(), back, bytes);
   std::uint32_t failed = 0;
@@ -96,8 +99,9 @@ INSTANTIATE_TEST_SUITE_P(StoresAndMovers, GpuRoundtrip,
                          [](const auto& p) { return std::string(p.param.name); });
 
 // Every thread issues `per_thread` reads before it waits on any (AGILE Figure 1).
+template <class IO>
 struct figure1_job {
-  controller io;
+  IO io;
   std::byte* buffers;
   std::uint32_t per_thread;
   std::uint32_t* failures;
@@ -122,7 +126,7 @@ void figure1(std::uint32_t queue_pairs, std::uint32_t depth) {
   rt.start();
   auto* buffers = static_cast<std::byte*>(rt.allocate_device(std::size_t{threads} * per_thread * 4096));
   auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
-  run_job(rt, threads, figure1_job{rt.io(), buffers, per_thread, failures});
+  with_io(rt, [&](const auto& io) { run_job(rt, threads, figure1_job{io, buffers, per_thread, failures}); });
   std::uint32_t failed = 0;
   rt.copy_to_host(&failed, failures, 4);
   EXPECT_EQ(failed, 0u);
@@ -139,8 +143,9 @@ TEST(GpuFigure1, ManyQueuePairs) { figure1(128, 8); }
 // One thread runs one request of each kind and records its status.
 enum class probe : std::uint32_t { lba_past_end, zero_blocks, oversized, unknown_opcode, unregistered, misaligned, plain };
 
+template <class IO>
 struct probe_job {
-  controller io;
+  IO io;
   probe what;
   std::byte* buffer;
   std::byte* unregistered;
@@ -179,7 +184,9 @@ class GpuFaults : public ::testing::Test {
     rt->unregister_memory(unregistered);
   }
   status run(probe what) {
-    run_job(*rt, 1, probe_job{rt->io(), what, buffer, static_cast<std::byte*>(unregistered), result});
+    with_io(*rt, [&](const auto& io) {
+      run_job(*rt, 1, probe_job{io, what, buffer, static_cast<std::byte*>(unregistered), result});
+    });
     std::uint32_t word = 0;
     rt->copy_to_host(&word, result, 4);
     return status::unpack(word);
@@ -219,8 +226,9 @@ TEST_F(GpuFaults, StoreErrorsBecomeMediaErrors) {
   rt.reset();
 }
 
+template <class IO>
 struct deadline_job {
-  controller io;
+  IO io;
   std::byte* buffer;
   std::uint32_t* result;
   AGIO_HD void operator()(std::uint32_t, std::uint32_t) const {
@@ -236,7 +244,7 @@ TEST(GpuWait, DeadlinePassesThenTheRequestStillFinishes) {
   rt.start();
   auto* buffer = static_cast<std::byte*>(rt.allocate_device(4096));
   auto* result = static_cast<std::uint32_t*>(rt.allocate_device(8));
-  run_job(rt, 1, deadline_job{rt.io(), buffer, result});
+  with_io(rt, [&](const auto& io) { run_job(rt, 1, deadline_job{io, buffer, result}); });
   std::uint32_t words[2];
   rt.copy_to_host(words, result, 8);
   EXPECT_EQ(status::unpack(words[0]).result, outcome::timeout);
@@ -245,8 +253,9 @@ TEST(GpuWait, DeadlinePassesThenTheRequestStillFinishes) {
 
 // Threads rewrite their block round after round until the runtime stops under them; each
 // records the last round acknowledged. Afterwards every block holds at least that round.
+template <class IO>
 struct until_stopped_job {
-  controller io;
+  IO io;
   std::byte* buffers;
   std::uint32_t* acknowledged;
   std::uint32_t* unexpected;
@@ -282,7 +291,7 @@ TEST(GpuStop, InFlightWritesFinishOrFailAndNoAcknowledgedWriteIsLost) {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       rt.stop();
     });
-    run_job(rt, threads, until_stopped_job{rt.io(), buffers, acks, unexpected});
+    with_io(rt, [&](const auto& io) { run_job(rt, threads, until_stopped_job{io, buffers, acks, unexpected}); });
     stopper.join();
     std::uint32_t bad = 0;
     rt.copy_to_host(&bad, unexpected, 4);
@@ -298,7 +307,7 @@ TEST(GpuStop, InFlightWritesFinishOrFailAndNoAcknowledgedWriteIsLost) {
   auto* buf = static_cast<std::byte*>(rt.allocate_host(4096));
   for (std::uint32_t t = 0; t < threads; ++t) {
     if (acknowledged[t] == 0) continue;
-    ASSERT_TRUE(rt.io().read(0, t, 1, buf).ok());
+    ASSERT_TRUE(with_io(rt, [&](const auto& io) { return io.read(0, t, 1, buf); }).ok());
     std::uint32_t words[2];
     std::memcpy(words, buf, 8);
     EXPECT_EQ(words[1], t);
@@ -310,9 +319,9 @@ TEST(GpuStop, InFlightWritesFinishOrFailAndNoAcknowledgedWriteIsLost) {
 // The cache on the GPU: every thread owns one element of every block; a warp's 32 lanes touch
 // one line together (warp coalescing), blocks are visited in a per-thread order, and the cache
 // is far smaller than the data. Afterwards storage must hold every thread's last write.
-template <class Policy>
+template <class Policy, class IO>
 struct cache_writers_job {
-  cache::array_view<std::uint32_t, Policy> arr;
+  cache::array_view<std::uint32_t, Policy, cache::no_lock_chain, cache::no_share_table, IO> arr;
   std::uint32_t blocks;
   std::uint32_t* failures;
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
@@ -340,22 +349,24 @@ void gpu_cache_run(std::uint32_t lines, std::uint32_t ways, std::uint32_t thread
   rt.attach(device_options{"ram:1M?lba=4096", 4, 32});
   rt.start();
   auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
-  {
-    software_cache<Policy> cache(rt, {std::size_t{lines} * 4096, 4096, ways});
+  with_io(rt, [&](const auto& io) {
+    using IO = std::decay_t<decltype(io)>;
+    software_cache<Policy, cache::no_lock_chain, cache::no_share_table, IO> cache(rt, {std::size_t{lines} * 4096, 4096, ways});
     ASSERT_EQ(cache.line_count(), lines);
-    run_job(rt, threads, cache_writers_job<Policy>{cache.template array<std::uint32_t>(), blocks, failures});
+    run_job(rt, threads, cache_writers_job<Policy, IO>{cache.template array<std::uint32_t>(), blocks, failures});
     cache.flush();
     const auto c = cache.counters();
     EXPECT_GT(c.coalesced_in_warp, 0u);
     EXPECT_GT(c.write_backs, 0u);
-  }
+  });
+  if (::testing::Test::HasFatalFailure()) return;
   std::uint32_t failed = 0;
   rt.copy_to_host(&failed, failures, 4);
   EXPECT_EQ(failed, 0u);
   rt.check();
-  // Read storage back around the cache, with the I/O API (rt.io() is for device threads).
+  // Read storage back around the cache, with the I/O API (the controller is for device threads).
   auto* stored = static_cast<std::byte*>(rt.allocate_device(blocks * 4096));
-  run_job(rt, 64, bench::chunk_job{rt.io(), 0, 0, stored, 4096, blocks, failures});
+  with_io(rt, [&](const auto& io) { run_job(rt, 64, bench::chunk_job{io, 0, 0, stored, 4096, blocks, failures}); });
   rt.copy_to_host(&failed, failures, 4);
   ASSERT_EQ(failed, 0u);
   std::vector<std::uint32_t> words(blocks * 1024);
@@ -387,10 +398,11 @@ void gpu_cache_shadow(const test::shadow_shape& shape, std::uint32_t lines, std:
   const std::vector<std::byte> zeros(bytes);
   rt.copy_to_device(truth, zeros.data(), bytes);
   rt.copy_to_device(failure, zeros.data(), sizeof(test::shadow_failure));
-  {
-    software_cache<policy, cache::no_lock_chain, Shares> cache(rt, {std::size_t{lines} * line_bytes, line_bytes, ways, 256});
-    run_job(rt, shape.threads, test::shadow_job<policy, Shares>{cache.device(), shape, truth,
-                                                                 reinterpret_cast<std::uint32_t*>(buffers), failure});
+  with_io(rt, [&](const auto& io) {
+    using IO = std::decay_t<decltype(io)>;
+    software_cache<policy, cache::no_lock_chain, Shares, IO> cache(rt, {std::size_t{lines} * line_bytes, line_bytes, ways, 256});
+    run_job(rt, shape.threads, test::shadow_job<policy, Shares, IO>{cache.device(), shape, truth,
+                                                                     reinterpret_cast<std::uint32_t*>(buffers), failure});
     test::shadow_failure first{};
     rt.copy_to_host(&first, failure, sizeof first);
     ASSERT_EQ(first.count, 0u) << first.describe();
@@ -400,13 +412,16 @@ void gpu_cache_shadow(const test::shadow_shape& shape, std::uint32_t lines, std:
     if constexpr (Shares::enabled) {
       EXPECT_GT(c.share_hits, 0u);
     }
-  }
+  });
+  if (::testing::Test::HasFatalFailure()) return;
   rt.check();
   // Storage, read around the cache, against the model.
   auto* stored = static_cast<std::byte*>(rt.allocate_device(bytes));
   auto* failures = reinterpret_cast<std::uint32_t*>(buffers);  // the buffers are free again
   rt.copy_to_device(failures, zeros.data(), 4);
-  run_job(rt, 256, bench::chunk_job{rt.io(), 0, 0, stored, line_bytes, static_cast<std::uint32_t>(shape.blocks()), failures});
+  with_io(rt, [&](const auto& io) {
+    run_job(rt, 256, bench::chunk_job{io, 0, 0, stored, line_bytes, static_cast<std::uint32_t>(shape.blocks()), failures});
+  });
   std::uint32_t failed = 0;
   rt.copy_to_host(&failed, failures, 4);
   ASSERT_EQ(failed, 0u);

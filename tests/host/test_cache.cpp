@@ -149,7 +149,8 @@ TEST(Cache, WorksWhenWaitersRetireCompletions) {
   rt.attach(device_options{"ram:1M?lba=4096", 2, 8});
   rt.start();
   {
-    software_cache<cache::clock> cache(rt, {4 * 4096, 4096, 2});
+    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, waiting_controller> cache(
+        rt, {4 * 4096, 4096, 2});
     const auto arr = cache.array<std::uint32_t>();
     run_threads(8, [&](unsigned t) {
       for (std::uint32_t b = 0; b < 16; ++b) ASSERT_TRUE(arr.put(0, b * 1024 + t, b + t).ok());

@@ -33,10 +33,12 @@ std::string describe_lines(const Handle& h) {
   return out.str();
 }
 
-template <class Shares>
-void shadow_run(completion_mode completion) {
+// IO picks the completion mode: `controller` runs a completion service, `waiting_controller`
+// none.
+template <class Shares, class IO = controller>
+void shadow_run() {
   runtime_options o = test::cpu_options();
-  o.completion = completion;
+  o.completion = IO::waiters_retire ? completion_mode::waiters : completion_mode::service;
   const test::shadow_shape shape;  // 8 threads × 131072 operations over 64 blocks
   constexpr std::uint32_t line_bytes = test::shadow_shape::line_bytes;
   runtime rt(o);
@@ -46,10 +48,10 @@ void shadow_run(completion_mode completion) {
   {
     // 8 lines in 2 sets of 4 ways: nearly every access evicts, or waits on a fill.
     // A share table of 16 slots for the threads' whole-block reads.
-    software_cache<policy, cache::no_lock_chain, Shares> cache(rt, {8 * line_bytes, line_bytes, 4, 16});
+    software_cache<policy, cache::no_lock_chain, Shares, IO> cache(rt, {8 * line_bytes, line_bytes, 4, 16});
     auto* buffers = static_cast<std::uint32_t*>(rt.allocate_device(std::size_t{shape.threads} * line_bytes));
     test::shadow_failure failure{};
-    run_job(rt, shape.threads, test::shadow_job<policy, Shares>{cache.device(), shape, truth.data(), buffers, &failure});
+    run_job(rt, shape.threads, test::shadow_job<policy, Shares, IO>{cache.device(), shape, truth.data(), buffers, &failure});
     ASSERT_EQ(failure.count, 0u) << failure.describe() << "\ncache lines now:" << describe_lines(cache.device());
     cache.flush();
     const auto c = cache.counters();
@@ -68,11 +70,9 @@ void shadow_run(completion_mode completion) {
   }
 }
 
-TEST(CacheShadow, MillionOperationsWithACompletionService) {
-  shadow_run<cache::no_share_table>(completion_mode::service);
-}
-TEST(CacheShadow, MillionOperationsWithWaitersRetiring) { shadow_run<cache::no_share_table>(completion_mode::waiters); }
-TEST(CacheShadow, MillionOperationsWithAShareTable) { shadow_run<cache::share_table>(completion_mode::service); }
+TEST(CacheShadow, MillionOperationsWithACompletionService) { shadow_run<cache::no_share_table>(); }
+TEST(CacheShadow, MillionOperationsWithWaitersRetiring) { shadow_run<cache::no_share_table, waiting_controller>(); }
+TEST(CacheShadow, MillionOperationsWithAShareTable) { shadow_run<cache::share_table>(); }
 
 }  // namespace
 }  // namespace agio

@@ -128,6 +128,37 @@ TEST(Attach, MissingFileNamesThePath) {
   EXPECT_THROW(rt.start(), std::logic_error);  // nothing attached
 }
 
+// The handle's type says who retires completions, so a runtime hands out only its own mode's:
+// the other one would leave completions unretired, or poll beside the service.
+TEST(Handle, EachCompletionModeHandsOutOnlyItsOwnController) {
+  const auto message = [](const auto& get) {
+    try {
+      get();
+    } catch (const std::logic_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  for (const completion_mode mode : {completion_mode::service, completion_mode::waiters}) {
+    runtime_options opt;
+    opt.backend = backend::cpu;
+    opt.completion = mode;
+    runtime rt(opt);
+    rt.attach("ram:1M");
+    EXPECT_THROW(rt.io(), std::logic_error);  // not started
+    EXPECT_THROW(rt.waiting_io(), std::logic_error);
+    rt.start();
+    EXPECT_EQ(rt.completion(), mode);
+    if (mode == completion_mode::service) {
+      EXPECT_TRUE(rt.io().read(0, 0, 1, rt.allocate_device(4096)).ok());
+      EXPECT_NE(message([&] { rt.waiting_io(); }).find("use io()"), std::string::npos);
+    } else {
+      EXPECT_TRUE(rt.waiting_io().read(0, 0, 1, rt.allocate_device(4096)).ok());
+      EXPECT_NE(message([&] { rt.io(); }).find("use waiting_io()"), std::string::npos);
+    }
+  }
+}
+
 // Stopping with writes in flight: every write acknowledged as successful is in the store
 // afterwards; every other one reports `stopped` (never a hang, never a silent loss).
 void stop_with_writes_in_flight(completion_mode completion) {
@@ -145,41 +176,42 @@ void stop_with_writes_in_flight(completion_mode completion) {
     runtime rt(opt);
     rt.attach(device_options{uri, 2, 8});
     rt.start();
-    const controller io = rt.io();
-    auto* buf = static_cast<std::byte*>(rt.allocate_device(std::size_t{blocks} * 4096));
-    std::atomic<bool> go{false};
-    std::thread stopper([&] {
-      while (!go.load()) std::this_thread::yield();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      rt.stop();
-    });
-    run_threads(threads, [&](unsigned t) {
-      go.store(true);
-      for (std::uint32_t round = 1; round < 1'000'000; ++round) {
-        std::vector<std::pair<std::uint32_t, transaction>> mine;
-        for (std::uint32_t b = t; b < blocks; b += threads * 16) {
-          std::byte* slot = buf + std::size_t{b} * 4096;
-          std::memcpy(slot, &round, sizeof round);
-          std::memcpy(slot + 4, &b, sizeof b);
-          mine.emplace_back(b, io.async_write(0, b, 1, slot));
-        }
-        bool any_stopped = false;
-        for (auto [b, tx] : mine) {
-          const status s = io.wait(tx);
-          if (s.ok()) {
-            acknowledged[b].store(round);
-          } else {
-            ASSERT_EQ(s.result, outcome::stopped) << describe(s.result);
-            any_stopped = true;
+    with_io(rt, [&](const auto& io) {
+      auto* buf = static_cast<std::byte*>(rt.allocate_device(std::size_t{blocks} * 4096));
+      std::atomic<bool> go{false};
+      std::thread stopper([&] {
+        while (!go.load()) std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        rt.stop();
+      });
+      run_threads(threads, [&](unsigned t) {
+        go.store(true);
+        for (std::uint32_t round = 1; round < 1'000'000; ++round) {
+          std::vector<std::pair<std::uint32_t, transaction>> mine;
+          for (std::uint32_t b = t; b < blocks; b += threads * 16) {
+            std::byte* slot = buf + std::size_t{b} * 4096;
+            std::memcpy(slot, &round, sizeof round);
+            std::memcpy(slot + 4, &b, sizeof b);
+            mine.emplace_back(b, io.async_write(0, b, 1, slot));
+          }
+          bool any_stopped = false;
+          for (auto [b, tx] : mine) {
+            const status s = io.wait(tx);
+            if (s.ok()) {
+              acknowledged[b].store(round);
+            } else {
+              ASSERT_EQ(s.result, outcome::stopped) << describe(s.result);
+              any_stopped = true;
+            }
+          }
+          if (any_stopped) {
+            stopped_seen.fetch_add(1);
+            return;
           }
         }
-        if (any_stopped) {
-          stopped_seen.fetch_add(1);
-          return;
-        }
-      }
+      });
+      stopper.join();
     });
-    stopper.join();
   }
   EXPECT_EQ(stopped_seen.load(), threads);
   // Read the store back through a fresh runtime: each block holds its last acknowledged round.

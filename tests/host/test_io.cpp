@@ -45,7 +45,6 @@ TEST_P(Stack, WrittenDataReadsBackInAnyOrder) {
   runtime rt(opt);
   rt.attach(device_options{uri_for(c, file, "8M"), 2, 16});
   rt.start();
-  const controller& io = rt.io();
 
   constexpr unsigned threads = 4;
   constexpr std::uint32_t chunk_blocks_4k = 4;  // 16 KiB chunks at 4 KiB LBAs
@@ -56,38 +55,42 @@ TEST_P(Stack, WrittenDataReadsBackInAnyOrder) {
   auto* source = static_cast<std::byte*>(rt.allocate_device(data.size()));
   std::memcpy(source, data.data(), data.size());
 
-  run_threads(threads, [&](unsigned t) {
-    std::vector<transaction> inflight;
-    for (unsigned k = 0; k < chunks_per_thread; ++k) {
-      const std::uint64_t chunk = t * chunks_per_thread + k;
-      inflight.push_back(io.async_write(0, chunk * chunk_blocks, chunk_blocks, source + chunk * chunk_bytes));
-      if (inflight.size() == 6) {
-        for (auto tx : inflight) ASSERT_TRUE(io.wait(tx).ok());
-        inflight.clear();
+  // Written once for both controller types: the case picks the completion mode.
+  with_io(rt, [&](const auto& io) {
+    run_threads(threads, [&](unsigned t) {
+      std::vector<transaction> inflight;
+      for (unsigned k = 0; k < chunks_per_thread; ++k) {
+        const std::uint64_t chunk = t * chunks_per_thread + k;
+        inflight.push_back(io.async_write(0, chunk * chunk_blocks, chunk_blocks, source + chunk * chunk_bytes));
+        if (inflight.size() == 6) {
+          for (auto tx : inflight) ASSERT_TRUE(io.wait(tx).ok());
+          inflight.clear();
+        }
       }
-    }
-    for (auto tx : inflight) ASSERT_TRUE(io.wait(tx).ok());
-  });
-  ASSERT_TRUE(io.wait(io.async_flush(0)).ok());
+      for (auto tx : inflight) ASSERT_TRUE(io.wait(tx).ok());
+    });
+    ASSERT_TRUE(io.wait(io.async_flush(0)).ok());
 
-  auto* gpu_like = static_cast<std::byte*>(rt.allocate_device(data.size()));
-  auto* pinned = static_cast<std::byte*>(rt.allocate_host(data.size()));
-  std::vector<std::uint64_t> order(std::size_t{threads} * chunks_per_thread);
-  std::iota(order.begin(), order.end(), 0);
-  std::shuffle(order.begin(), order.end(), std::mt19937(7));
-  run_threads(threads, [&](unsigned t) {
-    std::vector<transaction> inflight;
-    for (std::size_t i = t; i < order.size(); i += threads) {
-      const std::uint64_t chunk = order[i];
-      std::byte* dst = (chunk % 2 == 0 ? gpu_like : pinned) + chunk * chunk_bytes;
-      inflight.push_back(io.async_read(0, chunk * chunk_blocks, chunk_blocks, dst));
+    auto* gpu_like = static_cast<std::byte*>(rt.allocate_device(data.size()));
+    auto* pinned = static_cast<std::byte*>(rt.allocate_host(data.size()));
+    std::vector<std::uint64_t> order(std::size_t{threads} * chunks_per_thread);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), std::mt19937(7));
+    run_threads(threads, [&](unsigned t) {
+      std::vector<transaction> inflight;
+      for (std::size_t i = t; i < order.size(); i += threads) {
+        const std::uint64_t chunk = order[i];
+        std::byte* dst = (chunk % 2 == 0 ? gpu_like : pinned) + chunk * chunk_bytes;
+        inflight.push_back(io.async_read(0, chunk * chunk_blocks, chunk_blocks, dst));
+      }
+      for (auto tx : inflight) ASSERT_TRUE(io.wait(tx).ok());
+    });
+    for (std::size_t chunk = 0; chunk < order.size(); ++chunk) {
+      const std::byte* got = (chunk % 2 == 0 ? gpu_like : pinned) + chunk * chunk_bytes;
+      ASSERT_EQ(0, std::memcmp(got, data.data() + chunk * chunk_bytes, chunk_bytes)) << "chunk " << chunk;
     }
-    for (auto tx : inflight) ASSERT_TRUE(io.wait(tx).ok());
   });
-  for (std::size_t chunk = 0; chunk < order.size(); ++chunk) {
-    const std::byte* got = (chunk % 2 == 0 ? gpu_like : pinned) + chunk * chunk_bytes;
-    ASSERT_EQ(0, std::memcmp(got, data.data() + chunk * chunk_bytes, chunk_bytes)) << "chunk " << chunk;
-  }
+  if (HasFatalFailure()) return;
   rt.check();
   rt.stop();
   const auto counters = rt.counters();
@@ -128,17 +131,18 @@ void run_figure1(std::uint32_t queue_pairs, std::uint32_t depth, unsigned thread
   // A read latency keeps commands outstanding long enough for every queue to fill.
   rt.attach(device_options{"ram:4M?lba=4096&read_us=5000", queue_pairs, depth});
   rt.start();
-  const controller& io = rt.io();
   auto* buffers = static_cast<std::byte*>(rt.allocate_device(std::size_t{threads} * per_thread * 4096));
   std::latch all_started(threads);  // every thread issues at once, as GPU threads would
-  run_threads(threads, [&](unsigned t) {
-    all_started.arrive_and_wait();
-    std::vector<transaction> mine;
-    for (unsigned k = 0; k < per_thread; ++k) {
-      const std::uint64_t block = (t * per_thread + k) % 1024;
-      mine.push_back(io.async_read(0, block, 1, buffers + (std::size_t{t} * per_thread + k) * 4096));
-    }
-    for (auto tx : mine) ASSERT_TRUE(io.wait(tx).ok());
+  with_io(rt, [&](const auto& io) {
+    run_threads(threads, [&](unsigned t) {
+      all_started.arrive_and_wait();
+      std::vector<transaction> mine;
+      for (unsigned k = 0; k < per_thread; ++k) {
+        const std::uint64_t block = (t * per_thread + k) % 1024;
+        mine.push_back(io.async_read(0, block, 1, buffers + (std::size_t{t} * per_thread + k) * 4096));
+      }
+      for (auto tx : mine) ASSERT_TRUE(io.wait(tx).ok());
+    });
   });
   rt.stop();
   const auto c = rt.counters();

@@ -13,10 +13,10 @@
 
 namespace agio::cache {
 
-template <class T, class Policy, class Locks = no_lock_chain, class Shares = no_share_table>
+template <class T, class Policy, class Locks = no_lock_chain, class Shares = no_share_table, class IO = controller>
 class array_view {
  public:
-  cache_handle<Policy, Locks, Shares> cache;
+  cache_handle<Policy, Locks, Shares, IO> cache;
 
   AGIO_HD std::uint64_t size(std::uint32_t dev) const { return cache.blocks(dev) * per_line(); }
 

@@ -37,10 +37,13 @@ struct cache_transaction {
   std::uint32_t immediate = 0;  // status::pack() when decided at issue (error, or write done)
 };
 
-template <class Policy, class Locks = no_lock_chain, class Shares = no_share_table>
+// `IO` is the controller type of the runtime's completion mode (controller.hpp): with
+// `waiting_controller`, threads that wait on a line's fill retire completions themselves
+// (help_retire); with `controller` that code is not compiled in at all.
+template <class Policy, class Locks = no_lock_chain, class Shares = no_share_table, class IO = controller>
 class cache_handle {
  public:
-  controller io;
+  IO io;
   cache_state state;
   Policy policy;
   Locks locks;

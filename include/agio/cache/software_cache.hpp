@@ -8,8 +8,11 @@
 //   kernel<<<...>>>(cache.device(), cache.array<float>());
 //   cache.flush();        // MODIFIED lines reach storage (also done by rt.stop())
 //
-// The policy, the lock-chain debugger and the share table are template arguments (compile
-// time); size, line size, associativity and share-table slots are runtime options. Include
+// The policy, the lock-chain debugger, the share table and the controller type are template
+// arguments (compile time); size, line size, associativity and share-table slots are runtime
+// options. The controller type must match the runtime's completion mode: `controller` (the
+// default) takes rt.io(), `waiting_controller` takes rt.waiting_io() for a runtime started with
+// completion_mode::waiters, whose threads retire fills themselves while they wait. Include
 // this header from a .cu file when the runtime uses the GPU: its flush and preload jobs are
 // kernels.
 #include <algorithm>
@@ -38,9 +41,9 @@ using cache_counters = cache::cache_counters;
 namespace cache {
 
 // Host jobs over the whole cache, one instance per thread of run_job.
-template <class Policy, class Locks, class Shares>
+template <class Policy, class Locks, class Shares, class IO>
 struct clean_job {
-  cache_handle<Policy, Locks, Shares> cache;
+  cache_handle<Policy, Locks, Shares, IO> cache;
   std::uint32_t* failure;  // first status::pack() that was not success
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     const status started = cache.clean(t, threads);
@@ -57,9 +60,9 @@ struct clean_job {
   }
 };
 
-template <class Policy, class Locks, class Shares>
+template <class Policy, class Locks, class Shares, class IO>
 struct preload_job {
-  cache_handle<Policy, Locks, Shares> cache;
+  cache_handle<Policy, Locks, Shares, IO> cache;
   std::uint32_t dev;
   std::uint64_t first;
   std::uint64_t count;
@@ -79,8 +82,9 @@ struct preload_job {
 };
 
 // Makes device `dev`'s acknowledged writes durable (one thread per device).
+template <class IO>
 struct flush_devices_job {
-  controller io;
+  IO io;
   std::uint32_t* failure;
   AGIO_HD void operator()(std::uint32_t dev, std::uint32_t) const {
     const status s = io.wait(io.async_flush(dev));
@@ -91,12 +95,14 @@ struct flush_devices_job {
 
 }  // namespace cache
 
-template <class Policy, class Locks = cache::no_lock_chain, class Shares = cache::no_share_table>
+template <class Policy, class Locks = cache::no_lock_chain, class Shares = cache::no_share_table,
+          class IO = controller>
 class software_cache {
  public:
-  using handle = cache::cache_handle<Policy, Locks, Shares>;
+  using handle = cache::cache_handle<Policy, Locks, Shares, IO>;
 
-  // Needs a started runtime. Every device's LBA size must divide the line size.
+  // Needs a started runtime whose completion mode matches IO (else std::logic_error). Every
+  // device's LBA size must divide the line size.
   software_cache(runtime& rt, cache_options options = {}) : rt_(rt) {
     const auto devices = rt.devices();
     if (options.line_bytes == 0 || options.line_bytes % 512 != 0) {
@@ -142,7 +148,11 @@ class software_cache {
     rt_.copy_to_device(c.tags, empty.data(), lines * sizeof(std::uint64_t));
     const std::vector<std::uint64_t> unserved(c.set_count, cache::no_turn);
     rt_.copy_to_device(c.set_turns, unserved.data(), unserved.size() * sizeof(std::uint64_t));
-    handle_.io = rt.io();
+    if constexpr (IO::waiters_retire) {
+      handle_.io = rt.waiting_io();
+    } else {
+      handle_.io = rt.io();
+    }
     handle_.wait_timeout_ns = handle_.io.wait_timeout_ns;
     stop_hook_ = rt_.add_stop_hook([this] { flush(); });
   }
@@ -164,7 +174,7 @@ class software_cache {
   // What kernels take (by value).
   const handle& device() const { return handle_; }
   template <class T>
-  cache::array_view<T, Policy, Locks, Shares> array() const {
+  cache::array_view<T, Policy, Locks, Shares, IO> array() const {
     return {handle_};
   }
 
@@ -175,9 +185,9 @@ class software_cache {
   // writes through the cache. Throws io_error if a write-back failed or did not finish.
   void flush() {
     const std::uint32_t threads = std::min<std::uint32_t>(line_count(), gpu() ? 4096 : 4);
-    run_checked(threads, cache::clean_job<Policy, Locks, Shares>{handle_, failure_}, "writing back modified lines");
+    run_checked(threads, cache::clean_job<Policy, Locks, Shares, IO>{handle_, failure_}, "writing back modified lines");
     const std::uint32_t devices = static_cast<std::uint32_t>(rt_.devices().size());
-    run_checked(devices, cache::flush_devices_job{handle_.io, failure_}, "flushing devices");
+    run_checked(devices, cache::flush_devices_job<IO>{handle_.io, failure_}, "flushing devices");
   }
 
   // Loads blocks [first, first + count) of `dev` into the cache (as far as it holds them).
@@ -185,7 +195,7 @@ class software_cache {
     const std::uint32_t threads =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(count, gpu() ? 8192 : 8));
     if (threads == 0) return;
-    run_checked(threads, cache::preload_job<Policy, Locks, Shares>{handle_, dev, first, count, failure_}, "preloading");
+    run_checked(threads, cache::preload_job<Policy, Locks, Shares, IO>{handle_, dev, first, count, failure_}, "preloading");
   }
 
   cache_counters counters() const {

@@ -4,6 +4,11 @@
 //
 // A `controller` is a plain struct of pointers, made by agio::runtime and passed by value
 // to kernels. Everything here runs on the device and on the host.
+//
+// Who retires completions is part of the type (runtime_options::completion picks which one
+// the runtime hands out): `controller` leaves it to the completion service, so kernels carry
+// no completion-queue code at all (AGILE §4.6: the service keeps application kernels light);
+// `waiting_controller` makes waiting threads poll the queues themselves (BaM's model).
 #include <cstdint>
 
 #include "agio/detail/atomic.hpp"
@@ -39,8 +44,11 @@ struct transaction {
 };
 
 // The state it points to is filled in by the runtime.
-class controller : public io::io_state {
+template <io::retirement Retirement>
+class basic_controller : public io::io_state {
  public:
+  static constexpr bool waiters_retire = Retirement == io::retirement::by_waiters;
+
   AGIO_HD transaction async_read(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, void* dst) const {
     return submit(spec::opcode::read, dev, lba, blocks, dst);
   }
@@ -75,7 +83,8 @@ class controller : public io::io_state {
 
   // Waits for `t` until `limit`. A finished transaction's record is given back, so each
   // transaction is waited on successfully once; after a timeout it may be waited on again.
-  // When waiters retire completions, the waiter polls the queue its command went to.
+  // When waiters retire completions (waiting_controller), the waiter polls the queue its
+  // command went to.
   AGIO_HD status wait_for(transaction t, deadline limit) const {
     if (!t.submitted()) return status::unpack(t.immediate);
     io::transaction_record& rec = records[t.record];
@@ -84,8 +93,8 @@ class controller : public io::io_state {
     const auto finished = [&] { return (word = detail::load<detail::scope::device>(rec.result, detail::acquire)) != 0; };
     const bool done = detail::poll_until(
         [&] {
-          if (finished()) return true;
-          if (retired_by == io::retirement::by_waiters) {
+          if constexpr (waiters_retire) {
+            if (finished()) return true;
             service::poll_queue_if_free<service::solo_team>(*this, queue_pairs[rec.queue_pair]);
           }
           return finished();
@@ -104,19 +113,24 @@ class controller : public io::io_state {
     if (!t.submitted()) return true;
     const io::transaction_record& rec = records[t.record];
     if (detail::load<detail::scope::device>(rec.result, detail::acquire) != 0) return true;
-    if (retired_by != io::retirement::by_waiters) return false;
-    service::poll_queue_if_free<service::solo_team>(*this, queue_pairs[rec.queue_pair]);
-    return detail::load<detail::scope::device>(rec.result, detail::acquire) != 0;
+    if constexpr (waiters_retire) {
+      service::poll_queue_if_free<service::solo_team>(*this, queue_pairs[rec.queue_pair]);
+      return detail::load<detail::scope::device>(rec.result, detail::acquire) != 0;
+    } else {
+      return false;
+    }
   }
 
   // When waiters retire completions, a thread that waits on something other than a transaction
   // (a cache line's state, set by a signalled request) calls this between looks, so that what
-  // it waits for gets retired. No-op under the completion service.
+  // it waits for gets retired. Empty in `controller`, whose completions the service retires.
   AGIO_HD void help_retire(std::uint32_t dev) const {
-    if (retired_by != io::retirement::by_waiters || dev >= device_count) return;
-    const io::device_info& info = devices[dev];
-    for (std::uint32_t q = 0; q < info.qp_count; ++q) {
-      service::poll_queue_if_free<service::solo_team>(*this, queue_pairs[info.first_qp + q]);
+    if constexpr (waiters_retire) {
+      if (dev >= device_count) return;
+      const io::device_info& info = devices[dev];
+      for (std::uint32_t q = 0; q < info.qp_count; ++q) {
+        service::poll_queue_if_free<service::solo_team>(*this, queue_pairs[info.first_qp + q]);
+      }
     }
   }
 
@@ -210,7 +224,7 @@ class controller : public io::io_state {
         }
       }
       detail::fetch_add<detail::scope::device>(counters[dev].queue_full_retries, std::uint64_t{1}, detail::relaxed);
-      if (retired_by == io::retirement::by_waiters) {
+      if constexpr (waiters_retire) {
         service::poll_queue_if_free<service::solo_team>(*this, queue_pairs[info.first_qp + start]);
       }
       if (limit.passed()) {
@@ -270,5 +284,8 @@ class controller : public io::io_state {
     queue::publish(qp, publishers, position);
   }
 };
+
+using controller = basic_controller<io::retirement::by_service>;
+using waiting_controller = basic_controller<io::retirement::by_waiters>;
 
 }  // namespace agio

@@ -31,6 +31,7 @@ enum class backend { automatic, gpu, cpu };
 // went to and retires whatever is there (BaM's model). Waiters is slower under load but needs
 // no kernel running beside the user's, which is what compute-sanitizer requires (it runs
 // kernels one at a time). At stop() a service runs briefly to retire what nobody waited for.
+// The mode fixes the handle's type: runtime::io() for service, runtime::waiting_io() for waiters.
 enum class completion_mode { service, waiters };
 
 struct device_options {
@@ -115,8 +116,14 @@ class runtime {
   std::uint64_t add_stop_hook(std::function<void()> hook);
   void remove_stop_hook(std::uint64_t id);
 
-  // The handle kernels and CPU threads use; valid between start() and stop().
+  // The handle kernels and CPU threads use; valid between start() and stop(). Its type
+  // carries who retires completions (controller.hpp), so each mode has its own accessor:
+  // io() for completion_mode::service (the default), waiting_io() for
+  // completion_mode::waiters. Each throws std::logic_error on a runtime of the other mode: the
+  // wrong handle would wait for completions nobody retires, or poll beside the service.
   const controller& io() const;
+  const waiting_controller& waiting_io() const;
+  completion_mode completion() const;  // runtime_options::completion, for code that serves both
 
   // Memory for I/O buffers, registered with the controller (like an IOMMU mapping). GPU
   // memory on the GPU backend; ordinary memory the CPU threads use on the CPU backend.
@@ -144,5 +151,14 @@ class runtime {
   struct state;
   std::unique_ptr<state> s_;
 };
+
+// Calls `body` with rt.io() or rt.waiting_io(), as the runtime's completion mode says: for code
+// written once for both controller types (a generic lambda), such as a tool that takes the mode
+// as an option. Both instantiations of `body` must return the same type.
+template <class Body>
+decltype(auto) with_io(const runtime& rt, Body&& body) {
+  if (rt.completion() == completion_mode::waiters) return body(rt.waiting_io());
+  return body(rt.io());
+}
 
 }  // namespace agio
