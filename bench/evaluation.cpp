@@ -2,6 +2,7 @@
 // (Figure 4), DLRM inference (Figures 7-10), the graph kernels (Figure 11) and the register
 // report (Figure 12) in a quick or a full profile, leaves each one's JSON in one folder and
 // draws the plots there (bench/plot_evaluation.py, when python3 with matplotlib is at hand).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include "harness/options.hpp"
 #include "harness/registers.hpp"
 #include "overlap/overlap.hpp"
+#include "agio/runtime/runtime.hpp"
 
 namespace agio::bench {
 namespace {
@@ -43,9 +45,10 @@ void write_registers(const std::string& path, const std::string& device, int arg
   result_document doc;
   doc.set_header("registers", device, argc, argv);
   doc.config.set("source", std::string("cudaFuncGetAttributes(numRegs): the compiler's allocation per thread"));
-  std::printf("\n%-10s %-34s %-10s %9s\n", "workload", "kernel", "model", "registers");
+  std::printf("\n%-10s %-10s %-10s %9s\n", "workload", "kernel", "model", "registers");
   for (const register_row& r : register_report()) {
-    std::printf("%-10s %-34s %-10s %9d\n", r.workload.c_str(), r.kernel.c_str(), r.model.c_str(), r.registers);
+    const std::string regs = r.registers >= 0 ? std::to_string(r.registers) : "- (no GPU)";
+    std::printf("%-10s %-10s %-10s %9s\n", r.workload.c_str(), r.kernel.c_str(), r.model.c_str(), regs.c_str());
     json_object o;
     o.set("workload", r.workload).set("kernel", r.kernel).set("model", r.model).set("registers", std::int64_t{r.registers});
     doc.points.push_back(o);
@@ -54,6 +57,12 @@ void write_registers(const std::string& path, const std::string& device, int arg
 }
 
 }  // namespace
+
+std::vector<register_row> register_report() {
+  std::vector<register_row> rows = dlrm_registers();
+  for (register_row& r : graphs_registers()) rows.push_back(std::move(r));
+  return rows;
+}
 
 int evaluation_main(int argc, char** argv, int first) {
   options opt(argc, argv, first);
@@ -77,7 +86,7 @@ int evaluation_main(int argc, char** argv, int first) {
   if (wants("7-10")) status.emplace_back("Figures 7-10 (dlrm)", run_main("dlrm", dlrm_main, with({}, "dlrm.json")));
   if (wants("11")) status.emplace_back("Figure 11 (graphs)", run_main("graphs", graphs_main, with({}, "graphs.json")));
   if (wants("12")) {
-    write_registers(dir + "/registers.json", register_device(), argc, argv);
+    write_registers(dir + "/registers.json", runtime(runtime_options{}).describe(), argc, argv);
     status.emplace_back("Figure 12 (registers)", 0);
   }
   const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60;

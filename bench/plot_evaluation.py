@@ -51,7 +51,7 @@ def figure7_10(doc, out):
               ("cache", "Figure 10: cache size", lambda p: f"{p['cache_bytes'] >> 20} MiB")]
     groups = [g for g in groups if any(p["point"].startswith(g[0]) for p in pts)]
     fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 4.5), squeeze=False)
-    modes = ["sync", "async", "cpu_pipeline", "hbm"]
+    modes = ["sync", "async", "cpu_pipeline"]
     for ax, (prefix, title, label) in zip(axes[0], groups):
         names = []
         for p in pts:
@@ -67,7 +67,7 @@ def figure7_10(doc, out):
         ax.set_xticks([k + 0.4 - width / 2 for k in range(len(names))], [label(first[n]) for n in names], fontsize=8)
         ax.set(ylabel="speedup over BaM-style", title=title)
         ax.legend(fontsize=7)
-    fig.suptitle("DLRM inference, embedding tables on storage: " + subtitle(doc), fontsize=9)
+    fig.suptitle("DLRM inference, embedding tables on storage\n" + subtitle(doc), fontsize=9)
     fig.tight_layout()
     fig.savefig(out, dpi=120)
 
@@ -76,26 +76,31 @@ def figure11(doc, out):
     pts = doc["points"]
     cases = []
     for p in pts:
-        key = (p.get("graph"), p.get("kernel"))
-        if key not in cases:
-            cases.append(key)
+        if (p["graph"], p["kernel"]) not in cases:
+            cases.append((p["graph"], p["kernel"]))
+
+    def seconds(graph, kernel, model, step, key="seconds"):
+        rows = [p for p in pts if (p["graph"], p["kernel"], p["model"], p["step"]) == (graph, kernel, model, step)]
+        return rows[0][key] if rows else None
+
     fig, ax = plt.subplots(figsize=(max(7, 1.6 * len(cases)), 4.5))
     width = 0.38
     for k, (graph, kernel) in enumerate(cases):
+        native = seconds(graph, kernel, "none", "native")
         for i, model in enumerate(("async", "bam_style")):
-            rows = [p for p in pts if p.get("graph") == graph and p.get("kernel") == kernel and p.get("model") == model]
-            if not rows:
+            cache = seconds(graph, kernel, model, "cache_api", "overhead_seconds")
+            io = seconds(graph, kernel, model, "io_api", "overhead_seconds")
+            if not native or cache is None or io is None:
                 continue
-            r = rows[0]
-            native = r["native_seconds"]
-            parts = [1.0, r["cache_overhead_seconds"] / native, r["io_overhead_seconds"] / native]
             bottom = 0
-            for part, color, name in zip(parts, ("C7", "C0", "C1"), ("kernel", "cache API", "I/O API")):
+            for part, color, name in zip((1.0, cache / native, io / native), ("C7", "C0", "C1"),
+                                         ("kernel", "cache API", "I/O API")):
                 ax.bar(k + i * width, part, width, bottom=bottom, color=color, hatch="//" if i else None,
                        label=f"{name} ({'agio' if i == 0 else 'BaM-style'})" if k == 0 else None)
                 bottom += part
     ax.set_xticks([k + width / 2 for k in range(len(cases))], [f"{kern}-{g}" for g, kern in cases], fontsize=8)
-    ax.set(ylabel="time / native kernel time", title="Figure 11: graph kernels, left agio, right BaM-style\n" + subtitle(doc))
+    ax.set(ylabel="time / native kernel time",
+           title="Figure 11: graph kernels, left agio, right BaM-style (hatched)\n" + subtitle(doc))
     ax.title.set_fontsize(9)
     ax.legend(fontsize=7)
     fig.tight_layout()

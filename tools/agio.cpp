@@ -8,6 +8,7 @@
 #include "demo.hpp"
 #include "cache/cache_bench.hpp"
 #include "dlrm/dlrm.hpp"
+#include "evaluation.hpp"
 #include "graph/graphs.hpp"
 #include "overlap/overlap.hpp"
 #include "randrw/randrw.hpp"
@@ -44,6 +45,8 @@ void usage() {
       "               [--store URI] [--queue-pairs N] [--queue-depth N] [--dim D] [--vocab-scale S] [--vocab-cap N]\n"
       "               [--alpha A] [--criteo FILE] [--out FILE]\n"
       "                                        DLRM inference with embedding tables on storage (AGILE Figures 7-10)\n"
+      "  bench evaluation [--quick | --full] [--backend cpu|auto] [--figures 4,7-10,11,12] [--out-dir DIR]\n"
+      "                                        the AGILE paper's Figures 4, 7-12 in one run: JSON and PNG plots\n"
       "  info URI                              open a store and print its size and block size");
 }
 
@@ -76,6 +79,7 @@ int main(int argc, char** argv) {
     if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "overlap") == 0) return agio::bench::overlap_main(argc, argv, 3);
     if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "graphs") == 0) return agio::bench::graphs_main(argc, argv, 3);
     if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "dlrm") == 0) return agio::bench::dlrm_main(argc, argv, 3);
+    if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "evaluation") == 0) return agio::bench::evaluation_main(argc, argv, 3);
     if (cmd == "info") return info_main(argc, argv);
     usage();
     return cmd.empty() || cmd == "help" || cmd == "--help" ? 0 : 2;

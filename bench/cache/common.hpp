@@ -18,6 +18,7 @@
 #include "harness/json.hpp"
 #include "harness/mix.hpp"
 #include "harness/options.hpp"
+#include "harness/registers.hpp"
 
 namespace agio::bench::cache_bench {
 
@@ -65,27 +66,28 @@ inline bool on_gpu(const runtime& rt) { return rt.backend() == backend::gpu; }
 template <class IO>
 struct store_write_job {
   IO io;
+  std::uint32_t dev;
   const std::byte* staging;
   std::uint64_t first_lba;
   std::uint64_t lbas;
   std::uint32_t chunk_lbas;
   std::uint32_t* failures;
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    const std::uint32_t lba_bytes = io.lba_bytes(0);
+    const std::uint32_t lba_bytes = io.lba_bytes(dev);
     for (std::uint64_t first = std::uint64_t{t} * chunk_lbas; first < lbas; first += std::uint64_t{threads} * chunk_lbas) {
       const auto n = static_cast<std::uint32_t>(lbas - first < chunk_lbas ? lbas - first : chunk_lbas);
-      if (!io.write(0, first_lba + first, n, staging + first * lba_bytes).ok()) {
+      if (!io.write(dev, first_lba + first, n, staging + first * lba_bytes).ok()) {
         detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
       }
     }
   }
 };
 
-// Writes `bytes` (rounded up to whole blocks, zero padded) to device 0 from block
+// Writes `bytes` (rounded up to whole blocks, zero padded) to device `dev` from block
 // `first_block` on; gen(offset, dst, n) produces the bytes [offset, offset + n).
 template <class Gen>
-void write_store(runtime& rt, std::uint64_t first_block, std::uint64_t bytes, Gen&& gen) {
-  const std::uint32_t lba = rt.devices()[0].lba_bytes;
+void write_store(runtime& rt, std::uint64_t first_block, std::uint64_t bytes, Gen&& gen, std::uint32_t dev = 0) {
+  const std::uint32_t lba = rt.devices()[dev].lba_bytes;
   const std::uint64_t total = (bytes + block_bytes - 1) / block_bytes * block_bytes;
   const std::size_t staging_bytes = std::min<std::uint64_t>(total, std::uint64_t{64} << 20);
   auto* staging = static_cast<std::byte*>(rt.allocate_device(staging_bytes));
@@ -102,7 +104,7 @@ void write_store(runtime& rt, std::uint64_t first_block, std::uint64_t bytes, Ge
     const std::uint64_t lbas = n / lba;
     const std::uint32_t threads = static_cast<std::uint32_t>(std::min<std::uint64_t>((lbas + chunk - 1) / chunk, on_gpu(rt) ? 1024 : 8));
     const std::uint64_t first_lba = (first_block * block_bytes + done) / lba;
-    with_io(rt, [&](const auto& io) { run_job(rt, threads, store_write_job{io, staging, first_lba, lbas, chunk, failures}); });
+    with_io(rt, [&](const auto& io) { run_job(rt, threads, store_write_job{io, dev, staging, first_lba, lbas, chunk, failures}); });
   }
   std::uint32_t failed = 0;
   rt.copy_to_host(&failed, failures, sizeof failed);
@@ -186,17 +188,10 @@ double time_job(runtime& rt, std::uint32_t threads, const Job& job) {
   return run_job(rt, threads, job);
 }
 
-// Registers per thread of the kernel that runs `Job` (-1 where there is no GPU kernel).
+// Registers per thread of the kernel that runs `Job` (-1 on CPU threads).
 template <class Job>
-int registers_of([[maybe_unused]] const runtime& rt) {
-#if defined(__CUDACC__)
-  if (on_gpu(rt)) {
-    cudaFuncAttributes attr{};
-    throw_on_cuda_error(cudaFuncGetAttributes(&attr, launch_job_kernel<Job>), "cudaFuncGetAttributes");
-    return attr.numRegs;
-  }
-#endif
-  return -1;
+int registers_of(const runtime& rt) {
+  return on_gpu(rt) ? job_registers<Job>() : -1;
 }
 
 inline double median(std::vector<double> v) {

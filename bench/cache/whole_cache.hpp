@@ -12,11 +12,12 @@ namespace agio::bench::cache_bench {
 
 // Consecutive blocks fall in consecutive sets, so with sets * ways >= blocks no set is asked
 // for more than `ways` of them.
-template <class Policy>
-std::unique_ptr<software_cache<Policy>> whole_cache(runtime& rt, std::uint64_t blocks) {
+template <class Policy, class IO = controller>
+auto whole_cache(runtime& rt, std::uint64_t blocks) {
+  using cache_type = software_cache<Policy, cache::no_lock_chain, cache::no_share_table, IO>;
   constexpr std::uint32_t ways = 8;
   const std::uint64_t lines = (blocks + ways - 1) / ways * ways;
-  return std::make_unique<software_cache<Policy>>(rt, cache_options{lines * block_bytes, block_bytes, ways});
+  return std::make_unique<cache_type>(rt, cache_options{lines * block_bytes, block_bytes, ways});
 }
 
 }  // namespace agio::bench::cache_bench

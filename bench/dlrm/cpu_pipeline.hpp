@@ -18,13 +18,23 @@ namespace agio::bench::dlrm {
 
 class cpu_pipeline_reader {
  public:
-  // Opens its own instance of the store (a ram: store is filled here from the tables' contents).
-  cpu_pipeline_reader(const std::string& uri, const table_layout& layout, const proxy::host_memory& memory,
+  // Opens its own instances of the stores (ram: stores are filled here from the tables'
+  // contents), the tables striped over them as over agio's devices.
+  cpu_pipeline_reader(const std::vector<std::string>& uris, const table_layout& layout, const proxy::host_memory& memory,
                       unsigned threads, unsigned depth)
-      : layout_(layout), memory_(memory), threads_(threads), depth_(depth) {
-    store_ = proxy::open_store(uri, memory);
-    if (store_->capacity_bytes() < layout.bytes()) throw std::invalid_argument("dlrm: " + uri + " is smaller than the tables");
-    if (std::byte* ram = store_->host_view()) fill(reinterpret_cast<float*>(ram));
+      : layout_(layout), stripes_{static_cast<std::uint32_t>(uris.size())}, threads_(threads), depth_(depth) {
+    const table_contents contents{layout.first_block.data(), layout.vocab.data(), layout.tables(), layout.dim,
+                                  layout.rows_per_block};
+    for (std::uint32_t d = 0; d < uris.size(); ++d) {
+      stores_.push_back(proxy::open_store(uris[d], memory));
+      const std::uint64_t blocks = stripes_.blocks_on(d, layout.blocks);
+      if (stores_[d]->capacity_bytes() < blocks * block_bytes) {
+        throw std::invalid_argument("dlrm: " + uris[d] + " is smaller than its share of the tables");
+      }
+      if (std::byte* ram = stores_[d]->host_view()) {
+        fill_tables_on_host(contents, stripes_, d, reinterpret_cast<float*>(ram), 0, blocks * block_bytes / sizeof(float));
+      }
+    }
   }
 
   // The distinct blocks of one batch's lookups, and each lookup's index rewritten so that the
@@ -71,41 +81,42 @@ class cpu_pipeline_reader {
   }
 
  private:
+  // Thread t reads blocks t, t + threads, ... with a channel per store, `depth` reads in
+  // flight on each.
   void read_share(const std::vector<std::uint64_t>& blocks, std::byte* dst, unsigned t) const {
-    auto channel = store_->open_channel(depth_);
+    std::vector<std::unique_ptr<proxy::store_channel>> channels;
+    for (const auto& s : stores_) channels.push_back(s->open_channel(depth_));
     std::vector<proxy::store_result> done(depth_);
     std::size_t next = t;
     std::size_t in_flight = 0;
     while (next < blocks.size() || in_flight != 0) {
       while (next < blocks.size()) {
-        const proxy::store_io io{proxy::store_op::read, blocks[next] * block_bytes, block_bytes, dst + next * block_bytes, next};
-        if (!channel->submit(io)) break;
+        const std::uint32_t d = stripes_.device_of(blocks[next]);
+        const proxy::store_io io{proxy::store_op::read, stripes_.block_on_device(blocks[next]) * block_bytes, block_bytes,
+                                 dst + next * block_bytes, next};
+        if (!channels[d]->submit(io)) break;
         ++in_flight;
         next += threads_;
       }
-      channel->push();
-      const std::size_t n = channel->reap(done);
-      for (std::size_t i = 0; i < n; ++i) {
-        if (done[i].result != block_bytes) {
-          throw std::runtime_error("dlrm CPU pipeline: reading block " + std::to_string(blocks[done[i].tag]) + " of " +
-                                   store_->uri() + " failed (result " + std::to_string(done[i].result) + ")");
+      for (std::uint32_t d = 0; d < channels.size(); ++d) {
+        channels[d]->push();
+        const std::size_t n = channels[d]->reap(done);
+        for (std::size_t i = 0; i < n; ++i) {
+          if (done[i].result != block_bytes) {
+            throw std::runtime_error("dlrm CPU pipeline: reading block " + std::to_string(blocks[done[i].tag]) + " of " +
+                                     stores_[d]->uri() + " failed (result " + std::to_string(done[i].result) + ")");
+          }
         }
+        in_flight -= n;
       }
-      in_flight -= n;
     }
   }
 
-  void fill(float* ram) const {
-    const table_contents contents{layout_.first_block.data(), layout_.vocab.data(), layout_.tables(), layout_.dim,
-                                  layout_.rows_per_block};
-    fill_tables_on_host(contents, ram, 0, layout_.bytes() / sizeof(float));
-  }
-
   const table_layout& layout_;
-  proxy::host_memory memory_;
+  striping stripes_;
   unsigned threads_;
   unsigned depth_;
-  std::unique_ptr<proxy::store> store_;
+  std::vector<std::unique_ptr<proxy::store>> stores_;
 };
 
 }  // namespace agio::bench::dlrm

@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <map>
 #include <memory>
 
@@ -28,6 +27,7 @@
 #include "dlrm/network.hpp"
 #include "harness/io_model.hpp"
 #include "harness/progress.hpp"
+#include "harness/registers.hpp"
 #if defined(__CUDACC__)
 #include "dlrm/cublas_ops.hpp"
 #endif
@@ -40,7 +40,11 @@ using cache_bench::on_gpu;
 using cache_bench::to_device;
 using cache_bench::to_host;
 using policy = cache::clock;  // the paper keeps clock for every mode
-using cache_type = software_cache<policy>;
+// The cache of an I/O model: its controller type carries that model's retirement code only.
+template <class IO>
+using cache_for = software_cache<policy, cache::no_lock_chain, cache::no_share_table, IO>;
+template <class IO>
+using handle_for = typename cache_for<IO>::handle;
 
 // --- Where jobs and network run: two streams on the GPU, the calling thread on the CPU -------
 
@@ -174,7 +178,8 @@ class executor {
 // --- The workload ----------------------------------------------------------------------------
 
 struct settings {
-  std::string store;
+  std::vector<std::string> stores;  // the tables are striped over them (embedding.hpp)
+  data_mover bam_mover;
   std::uint32_t dim, bottom_width, top_width, batches, queue_pairs, queue_depth, reps;
   std::uint64_t cache_bytes;
   double alpha;
@@ -291,17 +296,25 @@ struct mode_run {
   double hit_rate = -1;
 };
 
-// One run of an agio mode from an empty cache of `cache_bytes`.
+// One run of an agio mode from an empty cache of `cache_bytes`; IO is waiting_controller for
+// the BaM-style model, controller otherwise.
+template <class IO>
 mode_run run_agio(executor& ex, runtime& rt, device_point& p, const table_layout& layout, io_model model,
                   std::uint64_t cache_bytes) {
-  cache_type cache(rt, cache_options{cache_bytes, block_bytes, 8});
-  const cached_rows<policy> rows{cache.device()};
+  cache_for<IO> cache(rt, cache_options{cache_bytes, block_bytes, 8});
+  const striping stripes{static_cast<std::uint32_t>(rt.devices().size())};
+  const cached_rows<handle_for<IO>> rows{cache.device(), stripes};
   mode_run r;
   // Async: batch b + 1's blocks are prefetched on the I/O stream once batch b's rows are
-  // gathered, so they travel while batch b computes. (Batch 0 has nothing to hide behind.)
+  // gathered, so they travel while batch b computes. (Batch 0 has nothing to hide behind.) A
+  // batch whose lookups could fill more than half the cache is not prefetched: its prefetched
+  // lines would evict each other before use, each eviction a read done twice: prefetching
+  // regardless, async ran at 0.21x, 0.71x and 0.70x sync's speed with 1, 16 and 128 MiB caches
+  // (configuration 1, batch 2048, H100, 2026-11-22). Such batches run as in sync.
+  const bool batch_fits = std::uint64_t{p.lookups} * 2 <= cache.line_count();
   const auto prefetch = [&](std::uint32_t b) {
-    if (model != io_model::async || b + 1 >= p.batches) return;
-    ex.io(p.lookups, prefetch_job<policy>{cache.device(), p.map(b + 1, layout), p.lookups, p.failures});
+    if (model != io_model::async || !batch_fits || b + 1 >= p.batches) return;
+    ex.io(p.lookups, prefetch_job<handle_for<IO>>{cache.device(), stripes, p.map(b + 1, layout), p.lookups, p.failures});
   };
   r.seconds = run_batches(ex, p, layout, rows, prefetch);
   rt.check();
@@ -384,6 +397,8 @@ struct point_spec {
   std::uint32_t batch = 0;
   std::uint32_t queue_pairs = 0, queue_depth = 0;
   std::uint64_t cache_bytes = 0;
+  // The CPU pipeline has no queues: the queue sweep leaves it out (its points share the rest).
+  bool with_cpu_pipeline() const { return experiment.rfind("queues", 0) != 0; }
 };
 
 struct point_result {
@@ -395,17 +410,19 @@ struct point_result {
   double hit_rate = -1;
 };
 
-double median_of(std::vector<double> v) { return cache_bench::median(std::move(v)); }
-
-// Writes the tables to device 0 of a started runtime.
+// Writes the tables, striped, to the devices of a started runtime.
 void write_tables(runtime& rt, const table_layout& layout) {
-  std::fprintf(stderr, "writing %.1f MiB of embedding tables to %s...\n", static_cast<double>(layout.bytes()) / (1 << 20),
-               rt.devices()[0].uri.c_str());
+  const striping stripes{static_cast<std::uint32_t>(rt.devices().size())};
+  std::fprintf(stderr, "writing %.1f MiB of embedding tables to %u device(s)...\n",
+               static_cast<double>(layout.bytes()) / (1 << 20), stripes.devices);
   const table_contents contents{layout.first_block.data(), layout.vocab.data(), layout.tables(), layout.dim,
                                 layout.rows_per_block};
-  cache_bench::write_store(rt, 0, layout.bytes(), [&](std::uint64_t offset, std::byte* dst, std::size_t n) {
-    fill_tables_on_host(contents, reinterpret_cast<float*>(dst), offset / sizeof(float), n / sizeof(float));
-  });
+  for (std::uint32_t d = 0; d < stripes.devices; ++d) {
+    const auto fill = [&](std::uint64_t offset, std::byte* dst, std::size_t n) {
+      fill_tables_on_host(contents, stripes, d, reinterpret_cast<float*>(dst), offset / sizeof(float), n / sizeof(float));
+    };
+    cache_bench::write_store(rt, 0, stripes.blocks_on(d, layout.blocks) * block_bytes, fill, d);
+  }
 }
 
 // A started runtime for `model` and its executor. The executor (streams, cuBLAS handle) is
@@ -415,13 +432,15 @@ struct session {
   std::unique_ptr<executor> ex;
   std::unique_ptr<runtime> rt;
 };
-session start_session(backend want, io_model model, const std::string& uri, std::uint32_t queue_pairs,
+session start_session(backend want, io_model model, const settings& set, std::uint32_t queue_pairs,
                       std::uint32_t queue_depth, const std::vector<std::pair<network_shape, std::uint32_t>>& networks) {
   session s;
-  auto rt = std::make_unique<runtime>(runtime_options_for(model, cache_bench::bench_runtime_options(want)));
+  runtime_options options = runtime_options_for(model, cache_bench::bench_runtime_options(want));
+  if (model == io_model::bam_style) options.mover = set.bam_mover;
+  auto rt = std::make_unique<runtime>(options);
   s.ex = std::make_unique<executor>(*rt);
   for (const auto& [shape, batch] : networks) s.ex->warm_up(shape, batch);
-  rt->attach(device_options{uri, queue_pairs, queue_depth});
+  for (const std::string& uri : set.stores) rt->attach(device_options{uri, queue_pairs, queue_depth});
   rt->start();
   s.rt = std::move(rt);
   return s;
@@ -429,21 +448,19 @@ session start_session(backend want, io_model model, const std::string& uri, std:
 
 struct measured {
   std::vector<point_result> results;
-  std::map<std::string, int> registers;  // job kernel -> registers per thread
   std::string device;
 };
 
 // Runs every point of `specs` (all with the same queue settings) in the modes asked for.
 void run_points(const settings& s, backend want, const std::vector<point_spec>& specs, const table_layout& layout,
                 const std::vector<std::uint32_t>& vocab, progress& bar, measured& out) {
-  const bool wants_bam = std::find(s.modes.begin(), s.modes.end(), "bam_style") != s.modes.end();
   const auto wants = [&](const char* m) { return std::find(s.modes.begin(), s.modes.end(), m) != s.modes.end(); };
   const std::uint32_t qp = specs.front().queue_pairs, depth = specs.front().queue_depth;
   std::vector<batch_inputs> inputs;
   for (const point_spec& p : specs) inputs.push_back(make_inputs(s, vocab, p.batch));
   std::vector<std::vector<float>> reference(specs.size());
   std::vector<std::pair<network_shape, std::uint32_t>> networks;
-  for (const point_spec& p : specs) networks.emplace_back(dlrm_config(p.config, s.dim, s.bottom_width, s.top_width, 26, 13), p.batch);
+  for (const point_spec& p : specs) networks.emplace_back(dlrm_config(p.config, s.dim, s.bottom_width, s.top_width, criteo::sparse_features, criteo::dense_features), p.batch);
   const auto record = [&](std::size_t i, const std::string& mode, const std::vector<mode_run>& runs) {
     point_result r{specs[i], mode};
     std::vector<double> times;
@@ -457,12 +474,12 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
       r.hit_rate = m.hit_rate;
     }
     r.verified = r.verified && r.max_error <= 1e-5;
-    r.seconds = median_of(times);
+    r.seconds = cache_bench::median(times);
     out.results.push_back(r);
     bar.step(specs[i].experiment + " " + mode);
   };
   {
-    session agio = start_session(want, io_model::async, s.store, qp, depth, networks);
+    session agio = start_session(want, io_model::async, s, qp, depth, networks);
     runtime* rt = agio.rt.get();
     executor& ex = *agio.ex;
     write_tables(*rt, layout);
@@ -480,9 +497,10 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
     }
 #if defined(__CUDACC__)
     std::unique_ptr<cpu_pipeline_reader> reader;
-    if (wants("cpu_pipeline") && ex.gpu()) {
+    const bool any_pipeline = std::any_of(specs.begin(), specs.end(), [](const point_spec& p) { return p.with_cpu_pipeline(); });
+    if (wants("cpu_pipeline") && ex.gpu() && any_pipeline) {
       const proxy::host_memory memory{[&rt](std::size_t n) { return rt->allocate_host(n); }, [&rt](void* p) { rt->free(p); }};
-      reader = std::make_unique<cpu_pipeline_reader>(s.store, layout, memory, 16, 64);
+      reader = std::make_unique<cpu_pipeline_reader>(s.stores, layout, memory, 16, 64);
     }
 #endif
     for (std::size_t i = 0; i < specs.size(); ++i) {
@@ -494,25 +512,22 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
       for (const io_model m : {io_model::async, io_model::sync}) {
         if (!wants(name_of(m))) continue;
         std::vector<mode_run> runs;
-        for (std::uint32_t k = 0; k < s.reps; ++k) runs.push_back(run_agio(ex, *rt, p, layout, m, specs[i].cache_bytes));
+        for (std::uint32_t k = 0; k < s.reps; ++k) runs.push_back(run_agio<controller>(ex, *rt, p, layout, m, specs[i].cache_bytes));
         record(i, name_of(m), runs);
       }
 #if defined(__CUDACC__)
-      if (reader) {
+      if (reader && specs[i].with_cpu_pipeline()) {
         std::vector<mode_run> runs;
         for (std::uint32_t k = 0; k < s.reps; ++k) runs.push_back(run_cpu_pipeline(ex, *rt, p, layout, *reader, inputs[i]));
         record(i, "cpu_pipeline", runs);
       }
 #endif
     }
-    out.registers["gather (agio cache)"] = cache_bench::registers_of<gather_job<cached_rows<policy>>>(*rt);
-    out.registers["prefetch (agio cache)"] = cache_bench::registers_of<prefetch_job<policy>>(*rt);
-    out.registers["gather (hbm)"] = cache_bench::registers_of<gather_job<hbm_rows>>(*rt);
     rt->free(tables);
     rt->stop();
   }
-  if (!wants_bam) return;
-  session bam = start_session(want, io_model::bam_style, s.store, qp, depth, networks);
+  if (!wants("bam_style")) return;
+  session bam = start_session(want, io_model::bam_style, s, qp, depth, networks);
   runtime* rt = bam.rt.get();
   executor& ex = *bam.ex;
   write_tables(*rt, layout);
@@ -521,7 +536,7 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
     device_point p(*rt, shape, layout, inputs[i], s.seed);
     std::vector<mode_run> runs;
     for (std::uint32_t k = 0; k < s.reps; ++k) {
-      runs.push_back(run_agio(ex, *rt, p, layout, io_model::bam_style, specs[i].cache_bytes));
+      runs.push_back(run_agio<waiting_controller>(ex, *rt, p, layout, io_model::bam_style, specs[i].cache_bytes));
     }
     record(i, "bam_style", runs);
   }
@@ -532,21 +547,29 @@ std::string mib(std::uint64_t bytes) { return std::to_string(bytes >> 20) + " Mi
 
 }  // namespace
 
+std::vector<register_row> dlrm_registers() {
+  using agio_gather = gather_job<cached_rows<handle_for<controller>>>;
+  using bam_gather = gather_job<cached_rows<handle_for<waiting_controller>>>;
+  return {{"dlrm", "gather", "async", job_registers<agio_gather>()},
+          {"dlrm", "prefetch", "async", job_registers<prefetch_job<handle_for<controller>>>()},
+          {"dlrm", "gather", "sync", job_registers<agio_gather>()},
+          {"dlrm", "gather", "bam_style", job_registers<bam_gather>()}};
+}
+
 int dlrm_main(int argc, char** argv, int first) {
   options opt(argc, argv, first);
   const backend want = cache_bench::backend_option(opt);
   const bool quick = opt.flag("quick");
   const bool small = quick || want == backend::cpu;  // CPU threads run a scaled-down network
   settings s;
-  s.store = opt.get("store", small ? "ram:64M?lba=4096&profile=agile-ssd" : "ram:8G?lba=4096&profile=agile-ssd");
   s.dim = static_cast<std::uint32_t>(opt.number("dim", want == backend::cpu ? 16 : 64));
   s.bottom_width = static_cast<std::uint32_t>(opt.number("bottom-width", want == backend::cpu ? 32 : 512));
   s.top_width = static_cast<std::uint32_t>(opt.number("top-width", want == backend::cpu ? 64 : 1024));
-  s.batches = static_cast<std::uint32_t>(opt.number("batches", small ? 8 : 64));
+  s.batches = static_cast<std::uint32_t>(opt.number("batches", small ? 8 : 32));
   s.reps = static_cast<std::uint32_t>(opt.number("reps", small ? 1 : 3));
   s.queue_pairs = static_cast<std::uint32_t>(opt.number("queue-pairs", want == backend::cpu ? 4 : 128));
   s.queue_depth = static_cast<std::uint32_t>(opt.number("queue-depth", want == backend::cpu ? 64 : 256));
-  s.cache_bytes = static_cast<std::uint64_t>(opt.number("cache-mib", small ? 16 : 2048)) << 20;
+  s.cache_bytes = static_cast<std::uint64_t>(opt.number("cache-mib", small ? 64 : 2048)) << 20;
   s.alpha = opt.number("alpha", 1.05);
   s.seed = static_cast<std::uint64_t>(opt.number("seed", 11));
   s.criteo_file = opt.get("criteo", "");
@@ -558,9 +581,17 @@ int dlrm_main(int argc, char** argv, int first) {
   const auto experiments = opt.list("experiments", small ? "configs" : "configs,batch,queues,cache");
   const auto batch_sweep = opt.numbers("batch-sizes", small ? "1,16,256" : "1,4,16,64,256,1024,2048");
   const auto queue_sweep = opt.numbers("queue-pair-sweep", small ? "1,4" : "1,2,4,8,16");
-  const auto cache_sweep = opt.numbers("cache-mib-sweep", small ? "1,16" : "1,16,128,512,2048");
+  const auto cache_sweep = opt.numbers("cache-mib-sweep", small ? "4,64" : "1,16,128,512,2048");
   const std::string out_path = opt.get("out", "results/dlrm.json");
-  opt.reject_unknown();
+  // Four emulated SSDs: with one, configuration 1 waits on the SSD's 3.7 GB/s alone (async /
+  // sync 1.16 on the H100) and the comparison is of nothing but the store (docs/RESULTS.md).
+  const auto devices = static_cast<std::uint32_t>(opt.number("devices", 4));
+  const std::string bam_mover = opt.get("bam-mover", "gpu_warps");
+  if (devices == 0) throw std::invalid_argument("dlrm: --devices is at least 1");
+  if (bam_mover != "copy_engine" && bam_mover != "gpu_warps") {
+    throw std::invalid_argument("dlrm: --bam-mover is copy_engine or gpu_warps");
+  }
+  s.bam_mover = bam_mover == "copy_engine" ? data_mover::copy_engine : data_mover::gpu_warps;
   for (const auto& m : s.modes) {
     if (m != "async" && m != "sync" && m != "bam_style" && m != "cpu_pipeline") {
       throw std::invalid_argument("dlrm: unknown mode '" + m + "' (async, sync, bam_style, cpu_pipeline)");
@@ -570,6 +601,11 @@ int dlrm_main(int argc, char** argv, int first) {
   const std::vector<std::uint32_t> vocab = criteo::criteo_vocab_sizes(vocab_scale, vocab_cap);
   const table_layout layout(s.dim, vocab);
   if (layout.rows_per_block == 0) throw std::invalid_argument("dlrm: --dim is too large for a 4 KiB block");
+  // Default stores: `--devices` emulations of the paper's SSD, each sized to its share.
+  const std::uint64_t share_mib = (striping{devices}.blocks_on(0, layout.blocks) * block_bytes >> 20) + 1;
+  s.stores = opt.list("store", "");
+  if (s.stores.empty()) s.stores.assign(devices, "ram:" + std::to_string(share_mib) + "M?lba=4096&profile=agile-ssd");
+  opt.reject_unknown();
 
   // The plan, grouped by queue settings (each group runs on runtimes of its own).
   std::vector<point_spec> plan;
@@ -590,11 +626,16 @@ int dlrm_main(int argc, char** argv, int first) {
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<point_spec>> groups;
   for (const auto& p : plan) groups[{p.queue_pairs, p.queue_depth}].push_back(p);
 
-  std::fprintf(stderr, "dlrm: %u tables, %.1f MiB on %s, dim %u, %u batches per run\n", layout.tables(),
-               static_cast<double>(layout.bytes()) / (1 << 20), s.store.c_str(), s.dim, s.batches);
+  std::fprintf(stderr, "dlrm: %u tables, %.1f MiB striped over %zu device(s) like %s, dim %u, %u batches per run\n",
+               layout.tables(), static_cast<double>(layout.bytes()) / (1 << 20), s.stores.size(), s.stores.front().c_str(),
+               s.dim, s.batches);
   // Per point: the hbm run and each mode (the CPU pipeline needs a GPU).
   const bool cpu_pipeline = std::find(s.modes.begin(), s.modes.end(), "cpu_pipeline") != s.modes.end();
-  progress bar(plan.size() * (1 + s.modes.size() - (cpu_pipeline && want == backend::cpu ? 1 : 0)));
+  std::size_t steps = 0;
+  for (const point_spec& p : plan) {
+    steps += 1 + s.modes.size() - (cpu_pipeline && (want == backend::cpu || !p.with_cpu_pipeline()) ? 1 : 0);
+  }
+  progress bar(steps);
   measured m;
   for (const auto& [queues, specs] : groups) run_points(s, want, specs, layout, vocab, bar, m);
 
@@ -629,21 +670,25 @@ int dlrm_main(int argc, char** argv, int first) {
                   ratio("async", "cpu_pipeline") >= 1.5 ? "met" : "MISSED");
     }
   }
-  for (const auto& [kernel, regs] : m.registers) {
-    if (regs >= 0) std::printf("registers: %-24s %d\n", kernel.c_str(), regs);
+  const std::vector<register_row> registers = dlrm_registers();
+  for (const register_row& r : registers) {
+    if (r.registers >= 0) std::printf("registers: %-9s %-10s %d\n", r.kernel.c_str(), r.model.c_str(), r.registers);
   }
 
   const std::string& device = m.device;
   doc.set_header("dlrm", device, argc, argv);
-  doc.config.set("store", s.store).set("store_kind", s.store.rfind("ram:", 0) == 0
-                                                         ? std::string("ram: store with an SSD profile: emulated storage")
-                                                         : std::string("user store"));
+  std::string stores;
+  for (const auto& u : s.stores) stores += (stores.empty() ? "" : ",") + u;
+  doc.config.set("stores", stores).set("devices", static_cast<std::int64_t>(s.stores.size()));
+  doc.config.set("store_kind", s.stores.front().rfind("ram:", 0) == 0 ? std::string("ram: stores with an SSD profile: emulated storage")
+                                                                       : std::string("user stores"));
+  doc.config.set("bam_mover", bam_mover);
   doc.config.set("tables", std::int64_t{layout.tables()}).set("table_bytes", static_cast<std::int64_t>(layout.bytes()));
   doc.config.set("dim", std::int64_t{s.dim}).set("bottom_width", std::int64_t{s.bottom_width}).set("top_width", std::int64_t{s.top_width});
   doc.config.set("batches", std::int64_t{s.batches}).set("reps", std::int64_t{s.reps}).set("timing", std::string("median"));
   doc.config.set("alpha", s.alpha).set("policy", std::string("clock")).set("cache", mib(s.cache_bytes));
   doc.config.set("data", s.criteo_file.empty() ? std::string("generated Criteo-shaped samples") : s.criteo_file);
-  for (const auto& [kernel, regs] : m.registers) doc.config.set("registers " + kernel, std::int64_t{regs});
+  for (const register_row& r : registers) doc.config.set("registers " + r.kernel + " " + r.model, std::int64_t{r.registers});
   doc.save(out_path);
   std::printf("device: %s\nresults: %s\n", device.c_str(), out_path.c_str());
   if (!all_ok) std::fprintf(stderr, "dlrm: some outputs did not match the reference (tables in HBM)\n");

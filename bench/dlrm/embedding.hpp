@@ -13,14 +13,12 @@
 
 #include "agio/cache/cache.hpp"
 #include "agio/detail/atomic.hpp"
-#include "agio/detail/warp.hpp"
 #include "cache/common.hpp"
 #include "harness/mix.hpp"
 
 namespace agio::bench::dlrm {
 
 using cache_bench::block_bytes;
-using cache_bench::warp_lanes;
 
 // Where the tables are: the first block of each, and the sizes every job needs.
 struct table_layout {
@@ -78,14 +76,29 @@ struct table_fill_job {
   }
 };
 
-// Writes words [first, first + count) of the tables to `out` on host threads (each a
-// contiguous part, so no two threads share a cache line of the output).
-inline void fill_tables_on_host(const table_contents& contents, float* out, std::uint64_t first, std::uint64_t count) {
+// Where a block of the tables is stored: blocks are striped over the devices (block g is block
+// g / devices of device g % devices), so every table's hot rows spread over all of them.
+struct striping {
+  std::uint32_t devices = 1;
+  AGIO_HD std::uint32_t device_of(std::uint64_t g) const { return static_cast<std::uint32_t>(g % devices); }
+  AGIO_HD std::uint64_t block_on_device(std::uint64_t g) const { return g / devices; }
+  // Blocks of the tables' `blocks` that device `dev` holds.
+  std::uint64_t blocks_on(std::uint32_t dev, std::uint64_t blocks) const { return (blocks + devices - 1 - dev) / devices; }
+};
+
+// Writes words [first, first + count) of device `dev`'s share of the tables to `out`, on host
+// threads (each a contiguous part, so no two threads share a cache line of the output).
+inline void fill_tables_on_host(const table_contents& contents, striping stripes, std::uint32_t dev, float* out,
+                                std::uint64_t first, std::uint64_t count) {
+  constexpr std::uint64_t per_block = block_bytes / sizeof(float);
   const unsigned n = std::max(1u, std::min(std::thread::hardware_concurrency(), 32u));
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < n; ++t) {
     pool.emplace_back([=] {
-      for (std::uint64_t w = count * t / n; w < count * (t + 1) / n; ++w) out[w] = contents.word(first + w);
+      for (std::uint64_t w = count * t / n; w < count * (t + 1) / n; ++w) {
+        const std::uint64_t local = first + w;
+        out[w] = contents.word((local / per_block * stripes.devices + dev) * per_block + local % per_block);
+      }
     });
   }
   for (auto& th : pool) th.join();
@@ -120,13 +133,16 @@ struct hbm_rows {
   AGIO_HD void release(std::uint64_t) const {}
 };
 
-// Rows through agio's cache: a pinned line per lookup, filled from storage on a miss.
-template <class Policy>
+// Rows through agio's cache (`Handle`: a cache::cache_handle): a pinned line per lookup,
+// filled from storage on a miss.
+template <class Handle>
 struct cached_rows {
-  cache::cache_handle<Policy> cache;
+  Handle cache;
+  striping stripes;
   AGIO_HD status acquire(std::uint64_t block, std::uint64_t& held) const {
     std::uint32_t line = cache::no_line;
-    const status s = cache.acquire_line(0, block, line, deadline::after_ns(cache.wait_timeout_ns));
+    const status s = cache.acquire_line(stripes.device_of(block), stripes.block_on_device(block), line,
+                                        deadline::after_ns(cache.wait_timeout_ns));
     held = line;
     return s;
   }
@@ -136,9 +152,10 @@ struct cached_rows {
   AGIO_HD void release(std::uint64_t held) const { cache.unpin(static_cast<std::uint32_t>(held)); }
 };
 
-// Copies every lookup's row into T. Each lane takes one lookup's block; then the warp copies
-// the 32 rows one after another, all lanes on each row, so the copies are coalesced. `threads`
-// must be a multiple of 32 on the GPU (whole warps).
+// Copies every lookup's row into T, one lookup per thread at a time: pin, copy, unpin. A
+// thread never holds a pin while it waits for anything, so however small the cache (or full a
+// set) the gather cannot deadlock; a warp-cooperative copy would have every lane hold its pin
+// until the whole warp had its lines.
 template <class Rows>
 struct gather_job {
   Rows rows;
@@ -147,37 +164,46 @@ struct gather_job {
   float* t_matrix;
   std::uint32_t* failures;
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    const std::uint32_t lanes = warp_lanes();
-    const std::uint32_t lane = t % lanes;
-    for (std::uint32_t base = t - lane; base < lookups; base += threads) {
-      const std::uint32_t mine = base + lane;
+    for (std::uint32_t i = t; i < lookups; i += threads) {
       std::uint64_t held = 0;
-      const status got = mine < lookups ? rows.acquire(map.block_of(mine), held) : status{outcome::pending, 0};
-      if (mine < lookups && !got.ok()) detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
-      for (std::uint32_t j = 0; j < lanes && base + j < lookups; ++j) {
-        const detail::warp::lane_group from_j{0xffffffffu, j};
-        if (!status::unpack(detail::warp::from_leader(from_j, got.pack())).ok()) continue;
-        const float* src = rows.data(detail::warp::from_leader(from_j, held)) + map.offset_in_block(base + j);
-        float* dst = t_matrix + map.destination(base + j);
-        for (std::uint32_t k = lane; k < map.dim; k += lanes) dst[k] = src[k];
+      if (!rows.acquire(map.block_of(i), held).ok()) {
+        detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+        continue;
       }
-      detail::warp::sync();  // the warp has copied every row before any line is unpinned
-      if (got.ok()) rows.release(held);
+      copy_row(rows.data(held) + map.offset_in_block(i), t_matrix + map.destination(i), map.dim);
+      rows.release(held);
     }
   }
+  // 16-byte moves where the row allows (dim a multiple of 4 keeps rows 16-byte aligned).
+  AGIO_HD static void copy_row(const float* src, float* dst, std::uint32_t dim) {
+    if (dim % 4 == 0) {
+      const auto* s4 = reinterpret_cast<const float4_words*>(src);
+      auto* d4 = reinterpret_cast<float4_words*>(dst);
+      for (std::uint32_t k = 0; k < dim / 4; ++k) d4[k] = s4[k];
+    } else {
+      for (std::uint32_t k = 0; k < dim; ++k) dst[k] = src[k];
+    }
+  }
+  struct alignas(16) float4_words {
+    float w[4];
+  };
 };
 
 // Starts loading every block a batch looks up into the cache and returns without waiting
 // (AGILE's async model: the rows travel while the previous batch computes).
-template <class Policy>
+template <class Handle>
 struct prefetch_job {
-  cache::cache_handle<Policy> cache;
+  Handle cache;
+  striping stripes;
   lookup_map map;
   std::uint32_t lookups;
   std::uint32_t* failures;
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     for (std::uint32_t i = t; i < lookups; i += threads) {
-      if (!cache.prefetch(0, map.block_of(i)).ok()) detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+      const std::uint64_t g = map.block_of(i);
+      if (!cache.prefetch(stripes.device_of(g), stripes.block_on_device(g)).ok()) {
+        detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+      }
     }
   }
 };

@@ -33,6 +33,7 @@
 #include "graph/run.hpp"
 #include "harness/io_model.hpp"
 #include "harness/progress.hpp"
+#include "harness/registers.hpp"
 
 namespace agio::bench {
 namespace {
@@ -40,11 +41,8 @@ namespace {
 using namespace cache_bench;
 using namespace graph;
 using policy = cache::clock;
-using cache_type = software_cache<policy>;
 using native_cols = native_source<std::uint32_t>;
 using native_vals = native_source<float>;
-using cached_cols = cached_source<std::uint32_t, policy>;
-using cached_vals = cached_source<float, policy>;
 
 enum class kernel { bfs, spmv, cc };
 
@@ -234,15 +232,21 @@ step_result native_step(const bench_context& b, const graph_case& c, const verte
   return s;
 }
 
-one_run cached_run(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k, const cache_type& cache) {
-  const cached_cols cols{cache.array<std::uint32_t>(), c.col_block * (block_bytes / sizeof(std::uint32_t))};
-  const cached_vals vals{cache.array<float>(), c.val_block * (block_bytes / sizeof(float))};
+// A run through `cache`, whose controller type (controller or waiting_controller) is the I/O
+// model's: the kernels of each model carry only that model's retirement code.
+template <class Cache>
+one_run cached_run(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k, const Cache& cache) {
+  using io_type = typename Cache::handle::io_type;
+  const cached_source<std::uint32_t, policy, io_type> cols{cache.template array<std::uint32_t>(),
+                                                          c.col_block * (block_bytes / sizeof(std::uint32_t))};
+  const cached_source<float, policy, io_type> vals{cache.template array<float>(), c.val_block * (block_bytes / sizeof(float))};
   return run_kernel(b.rt, b.threads, c, v, k, cols, vals);
 }
 
 // Step 2: one cache holding everything the kernel reads, preloaded before the timed runs.
+template <class IO>
 step_result cache_step(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k) {
-  auto cache = whole_cache<policy>(b.rt, c.blocks_for(k));
+  auto cache = whole_cache<policy, IO>(b.rt, c.blocks_for(k));
   cache->preload(0, c.col_block, c.blocks_for(k));
   const bool warm_ok = cached_run(b, c, v, k, *cache).ok;  // warm-up, as in repeat(), before the counters count
   cache->reset_counters();
@@ -254,10 +258,11 @@ step_result cache_step(const bench_context& b, const graph_case& c, const vertex
 }
 
 // Step 3: a fresh, empty cache for every run (made outside the timed part).
+template <class IO>
 step_result cold_step(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k) {
   cache_counters sum{};
   step_result s = repeat(b.reps, false, [&] {
-    auto cache = whole_cache<policy>(b.rt, c.blocks_for(k));
+    auto cache = whole_cache<policy, IO>(b.rt, c.blocks_for(k));
     const one_run r = cached_run(b, c, v, k, *cache);
     const cache_counters n = cache->counters();
     sum.hits += n.hits;
@@ -421,6 +426,20 @@ void add_points(result_document& doc, const std::vector<kernel_result>& results)
 
 }  // namespace
 
+std::vector<register_row> graphs_registers() {
+  std::vector<register_row> rows;
+  const auto add = [&]<class IO>(const char* model) {
+    using cols = cached_source<std::uint32_t, policy, IO>;
+    using vals = cached_source<float, policy, IO>;
+    rows.push_back({"graphs", "bfs", model, job_registers<bfs_job<cols>>()});
+    rows.push_back({"graphs", "spmv", model, job_registers<spmv_job<cols, vals>>()});
+    rows.push_back({"graphs", "cc", model, job_registers<cc_job<cols>>()});
+  };
+  add.template operator()<controller>("async");
+  add.template operator()<waiting_controller>("bam_style");
+  return rows;
+}
+
 int graphs_main(int argc, char** argv, int first) {
   options opt(argc, argv, first);
   const backend want = backend_option(opt);
@@ -519,9 +538,10 @@ int graphs_main(int argc, char** argv, int first) {
           const std::string label = c.name + " " + name_of(k) + " " + name_of(m);
           mr.native_beside = native_step(mb, c, v, k);
           bar.step(label + " native");
-          mr.cache = cache_step(mb, c, v, k);
+          const bool bam = m == io_model::bam_style;
+          mr.cache = bam ? cache_step<waiting_controller>(mb, c, v, k) : cache_step<controller>(mb, c, v, k);
           bar.step(label + " cache");
-          mr.cold = cold_step(mb, c, v, k);
+          mr.cold = bam ? cold_step<waiting_controller>(mb, c, v, k) : cold_step<controller>(mb, c, v, k);
           bar.step(label + " cold");
           r.models.push_back(mr);
         }

@@ -21,9 +21,9 @@ struct native_source {
 
 // Element i of an array stored from element `first` of device 0 on. A failed read gives T{},
 // which the result check catches (rt.check() names the cause).
-template <class T, class Policy>
+template <class T, class Policy, class IO = controller>
 struct cached_source {
-  cache::array_view<T, Policy> view;
+  cache::array_view<T, Policy, cache::no_lock_chain, cache::no_share_table, IO> view;
   std::uint64_t first;
   AGIO_HD T at(std::uint64_t i) const {
     T v{};

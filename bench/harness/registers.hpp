@@ -26,8 +26,7 @@ int job_registers() {
   return -1;
 }
 
-// Every workload's rows (empty where there is no GPU), and the GPU they were read on.
+// Every workload's rows (registers -1 where there is no GPU).
 std::vector<register_row> register_report();
-std::string register_device();
 
 }  // namespace agio::bench

@@ -43,6 +43,7 @@ struct cache_transaction {
 template <class Policy, class Locks = no_lock_chain, class Shares = no_share_table, class IO = controller>
 class cache_handle {
  public:
+  using io_type = IO;
   IO io;
   cache_state state;
   Policy policy;
@@ -106,8 +107,12 @@ class cache_handle {
 
   // --- Device API (AGILE Listing 1) -----------------------------------------------------------
 
-  // Starts loading block `block` of `dev` into the cache and returns at once (success when it
-  // is already there or on its way). Lanes of a warp asking for the same block send one request.
+  // Starts loading block `block` of `dev` into the cache and returns at once: success when it
+  // is already there, on its way, or skipped because its set has no line to give right now (a
+  // prefetch is a hint: the access that needs the block reads it then). Waiting for a line
+  // instead would turn a burst of prefetches into threads spinning on full sets, which in a
+  // cache smaller than the burst slowed DLRM's async mode below its sync mode. Lanes of a warp
+  // asking for the same block send one request.
   AGIO_HD status prefetch(std::uint32_t dev, std::uint64_t block) const {
     if (dev >= io.device_count) return {outcome::invalid_argument, 0};
     const std::uint64_t tag = tag_of(dev, block);
@@ -115,16 +120,10 @@ class cache_handle {
     coalesced(tag, [&] {
       const deadline limit = deadline::after_ns(wait_timeout_ns);
       result = taking_turns(tag, limit, [&](claim_turn& turn) -> status {
-        detail::backoff wait(detail::io_wait_max_sleep_ns);
-        for (;;) {
-          if (find(tag) != no_line) return {outcome::success, 0};
-          std::uint32_t unused = no_line;
-          const status inserted = insert(dev, block, tag, fill_mode::plain, unused, turn, limit);
-          if (inserted.result != outcome::pending) return inserted;
-          if (limit.passed()) return {outcome::timeout, 0};
-          io.help_retire(dev);
-          wait.pause();
-        }
+        if (find(tag) != no_line) return {outcome::success, 0};
+        std::uint32_t unused = no_line;
+        const status inserted = insert(dev, block, tag, fill_mode::plain, unused, turn, limit);
+        return inserted.result == outcome::pending ? status{outcome::success, 0} : inserted;
       });
     }, result);
     return result;
