@@ -14,6 +14,7 @@
 #include "agio/cache/cache.hpp"
 #include "agio/detail/atomic.hpp"
 #include "cache/common.hpp"
+#include "harness/block_reader.hpp"
 #include "harness/mix.hpp"
 
 namespace agio::bench::dlrm {
@@ -74,16 +75,6 @@ struct table_fill_job {
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     for (std::uint64_t w = t; w < words; w += threads) out[w] = contents.word(w);
   }
-};
-
-// Where a block of the tables is stored: blocks are striped over the devices (block g is block
-// g / devices of device g % devices), so every table's hot rows spread over all of them.
-struct striping {
-  std::uint32_t devices = 1;
-  AGIO_HD std::uint32_t device_of(std::uint64_t g) const { return static_cast<std::uint32_t>(g % devices); }
-  AGIO_HD std::uint64_t block_on_device(std::uint64_t g) const { return g / devices; }
-  // Blocks of the tables' `blocks` that device `dev` holds.
-  std::uint64_t blocks_on(std::uint32_t dev, std::uint64_t blocks) const { return (blocks + devices - 1 - dev) / devices; }
 };
 
 // Writes words [first, first + count) of device `dev`'s share of the tables to `out`, on host

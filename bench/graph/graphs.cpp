@@ -8,14 +8,18 @@
 //              I/O-API overhead = cold - cache.
 // Steps 2 and 3 run in two I/O models (harness/io_model.hpp): agio's (a completion service
 // retires completions) and a BaM-style re-creation (no service: waiting threads poll the
-// completion queues; the copy engine moves data), both with clock replacement, so that the
+// completion queues and copy the data), both with clock replacement, so that the
 // comparison is the I/O machinery. A runtime's completion mode is fixed when it is made, so each
 // model gets its own runtime, one after the other. Native runs on a runtime without a
 // completion service, so that a service's share of the GPU counts as agio's overhead; each
 // model also runs native beside its own runtime, reported for comparison.
-// On the GPU a unified-memory baseline (edge arrays in cudaMallocManaged memory, moved to the
-// host before each run) is one more row. Every run is checked against a host reference.
+// On the GPU two baselines are rows of their own: unified memory (edge arrays in
+// cudaMallocManaged memory, moved to the host before each run) and, for BFS, a CPU-driven
+// pipeline (host threads read each level's edge blocks from the store into pinned memory and
+// copy them in, double-buffered against the kernel). Every run is checked against a host
+// reference.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -31,6 +35,7 @@
 #include "graph/graphs.hpp"
 #include "graph/kernels.hpp"
 #include "graph/run.hpp"
+#include "harness/block_reader.hpp"
 #include "harness/io_model.hpp"
 #include "harness/progress.hpp"
 #include "harness/registers.hpp"
@@ -302,11 +307,123 @@ step_result unified_step(const bench_context& b, const graph_case& c, const vert
   if (val != nullptr) cudaFree(val);
   return s;
 }
+
+// The CPU-driven pipeline baseline for BFS: what a user would build without agio. Each level
+// the host copies the levels back, finds the frontier and reads the column blocks of its
+// out-edges from the store (block_reader) in chunks; the GPU copies chunk k in and visits its
+// vertices while the host reads chunk k + 1 into the other pinned buffer. A level's chunks
+// all wait for the level before, so the pipeline drains at every level.
+constexpr std::uint64_t edges_per_block = block_bytes / sizeof(std::uint32_t);
+constexpr std::uint64_t chunk_blocks = 8192;         // 32 MiB of columns
+constexpr std::uint32_t chunk_vertices = 1u << 20;   // 16 MiB of vertex list
+constexpr unsigned pipeline_threads = 16, pipeline_depth = 64;  // host readers, reads in flight on each
+
+// Frontier vertices whose edges are read, copied and visited together.
+struct frontier_chunk {
+  std::vector<std::uint64_t> blocks;  // store blocks, ascending: block i lands in slot i
+  std::vector<staged_vertex> vertices;
+};
+struct level_plan {
+  std::uint32_t frontier = 0;  // vertices at the level, with edges or without
+  std::vector<frontier_chunk> chunks;
+};
+
+// Splits the frontier into chunks of at most `capacity` blocks. The frontier is taken in
+// vertex order, so its edge ranges come in store order and a vertex's blocks are consecutive
+// slots: its edges are one run of the staged columns. A block that two neighbouring vertices
+// share is read once per chunk it is in.
+level_plan plan_level(const graph_case& c, const std::vector<std::uint32_t>& levels, std::uint32_t level,
+                      std::uint64_t capacity) {
+  level_plan p;
+  for (std::uint32_t v = 0; v < c.g.n; ++v) {
+    if (levels[v] != level) continue;
+    ++p.frontier;
+    if (c.g.degree(v) == 0) continue;
+    const std::uint64_t first = c.col_block + c.g.row[v] / edges_per_block;
+    const std::uint64_t last = c.col_block + (c.g.row[v + 1] - 1) / edges_per_block;
+    frontier_chunk* k = p.chunks.empty() ? nullptr : &p.chunks.back();
+    std::uint64_t shared = k != nullptr && k->blocks.back() == first ? 1 : 0;
+    if (k == nullptr || k->vertices.size() == chunk_vertices || k->blocks.size() + (last + 1 - first) - shared > capacity) {
+      k = &p.chunks.emplace_back();
+      shared = 0;
+    }
+    k->vertices.push_back({(k->blocks.size() - shared) * edges_per_block + c.g.row[v] % edges_per_block, v});
+    for (std::uint64_t b = first + shared; b <= last; ++b) k->blocks.push_back(b);
+  }
+  return p;
+}
+
+// Timed whole (wall time, the host's reads and frontier scans included: they are the
+// baseline's cost). Runs on the runtime without a completion service, like native.
+step_result cpu_pipeline_step(const bench_context& b, const graph_case& c, const vertex_arrays& v, const block_reader& reader) {
+  // A chunk always takes at least one whole vertex, however many blocks its edges span.
+  const std::uint64_t capacity = std::max(chunk_blocks, c.max_degree / edges_per_block + 2);
+  std::byte* staging[2];
+  std::uint32_t* columns[2];
+  staged_vertex* staged[2];
+  staged_vertex* vertices[2];
+  cudaEvent_t copied[2];
+  for (int i = 0; i < 2; ++i) {
+    staging[i] = static_cast<std::byte*>(b.rt.allocate_host(capacity * block_bytes));
+    columns[i] = static_cast<std::uint32_t*>(b.rt.allocate_device(capacity * block_bytes));
+    staged[i] = static_cast<staged_vertex*>(b.rt.allocate_host(chunk_vertices * sizeof(staged_vertex)));
+    vertices[i] = static_cast<staged_vertex*>(b.rt.allocate_device(chunk_vertices * sizeof(staged_vertex)));
+    cudaEventCreateWithFlags(&copied[i], cudaEventDisableTiming);
+  }
+  cudaStream_t stream;
+  throw_on_cuda_error(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  // Reads chunk k into buffer pair k % 2 once the GPU has copied chunk k - 2 out of it.
+  const auto stage = [&](const level_plan& p, std::size_t k) {
+    const std::size_t s = k % 2;
+    throw_on_cuda_error(cudaEventSynchronize(copied[s]), "CPU pipeline copy");
+    reader.read(p.chunks[k].blocks, staging[s]);
+    std::copy(p.chunks[k].vertices.begin(), p.chunks[k].vertices.end(), staged[s]);
+  };
+  const device_graph& d = v.graph();
+  const step_result s = repeat(b.reps, false, [&] {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::uint32_t> levels(c.g.n, unvisited);
+    levels[c.source] = 0;
+    b.rt.copy_to_device(d.state, levels.data(), c.g.n * sizeof(std::uint32_t));
+    std::uint32_t level = 0;
+    for (;; ++level) {
+      const level_plan p = plan_level(c, levels, level, capacity);
+      if (p.frontier == 0) break;
+      if (!p.chunks.empty()) stage(p, 0);
+      for (std::size_t k = 0; k < p.chunks.size(); ++k) {
+        const std::size_t i = k % 2;
+        const frontier_chunk& chunk = p.chunks[k];
+        const auto count = static_cast<std::uint32_t>(chunk.vertices.size());
+        cudaMemcpyAsync(columns[i], staging[i], chunk.blocks.size() * block_bytes, cudaMemcpyHostToDevice, stream);
+        cudaMemcpyAsync(vertices[i], staged[i], count * sizeof(staged_vertex), cudaMemcpyHostToDevice, stream);
+        cudaEventRecord(copied[i], stream);
+        const std::uint32_t threads = std::min(b.threads, (count + 31) / 32 * 32);
+        launch_job_kernel<<<(threads + 255) / 256, 256, 0, stream>>>(
+            bfs_staged_job{columns[i], vertices[i], count, d.row, d.state, level}, threads);
+        throw_on_cuda_error(cudaGetLastError(), "launching the CPU pipeline's BFS kernel");
+        if (k + 1 < p.chunks.size()) stage(p, k + 1);
+      }
+      throw_on_cuda_error(cudaStreamSynchronize(stream), "CPU pipeline BFS level");
+      levels = to_host(b.rt, d.state, c.g.n);
+    }
+    return one_run{std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), level,
+                   levels == c.levels};
+  });
+  cudaStreamDestroy(stream);
+  for (int i = 0; i < 2; ++i) {
+    cudaEventDestroy(copied[i]);
+    b.rt.free(staging[i]);
+    b.rt.free(columns[i]);
+    b.rt.free(staged[i]);
+    b.rt.free(vertices[i]);
+  }
+  return s;
+}
 #endif
 
 // --- Reporting ------------------------------------------------------------------------------
 
-// One graph and kernel: native, the unified-memory baseline, and steps 2 and 3 per model.
+// One graph and kernel: native, the baselines, and steps 2 and 3 per model.
 struct model_result {
   io_model model;
   step_result native_beside, cache, cold;
@@ -317,10 +434,10 @@ struct model_result {
 struct kernel_result {
   std::string graph;
   kernel k;
-  step_result native, unified;
+  step_result native, unified, pipeline;
   std::vector<model_result> models;
   bool ok() const {
-    bool all = native.ok && unified.ok;
+    bool all = native.ok && unified.ok && pipeline.ok;
     for (const model_result& m : models) all = all && m.native_beside.ok && m.cache.ok && m.cold.ok;
     return all;
   }
@@ -363,9 +480,10 @@ void print_results(const std::vector<graph_case>& cases, const std::vector<kerne
                     ms(m.cache_overhead()).c_str(), ms(m.io_overhead()).c_str(), rate(m.cold.hit_rate).c_str(),
                     m.cold.steps, ok ? "ok" : "FAILED");
       }
-      if (r.unified.measured) {
-        std::printf("%-6s %-14s %10s %10s %10s %10s %13s %11s %9s %6u %s\n", k, "unified_memory", ms(r.native).c_str(),
-                    "-", "-", ms(r.unified).c_str(), "-", "-", "-", r.unified.steps, r.unified.ok ? "ok" : "FAILED");
+      for (const auto& [model, step] : {std::pair{"unified_memory", &r.unified}, std::pair{"cpu_pipeline", &r.pipeline}}) {
+        if (!step->measured) continue;
+        std::printf("%-6s %-14s %10s %10s %10s %10s %13s %11s %9s %6u %s\n", k, model, ms(r.native).c_str(), "-", "-",
+                    ms(*step).c_str(), "-", "-", "-", step->steps, step->ok ? "ok" : "FAILED");
       }
       const model_result* agio = find_model(r, io_model::async);
       const model_result* bam = find_model(r, io_model::bam_style);
@@ -409,10 +527,11 @@ void add_points(result_document& doc, const std::vector<kernel_result>& results)
     json_object native = base;
     native.set("model", std::string("none"));
     doc.points.push_back(step_json(native, "native", r.native));
-    if (r.unified.measured) {
-      json_object um = base;
-      um.set("model", std::string("unified_memory"));
-      doc.points.push_back(step_json(um, "unified_memory", r.unified));
+    for (const auto& [model, step] : {std::pair{"unified_memory", &r.unified}, std::pair{"cpu_pipeline", &r.pipeline}}) {
+      if (!step->measured) continue;
+      json_object o = base;
+      o.set("model", std::string(model));
+      doc.points.push_back(step_json(o, model, *step));
     }
     for (const model_result& m : r.models) {
       json_object o = base;
@@ -455,6 +574,8 @@ int graphs_main(int argc, char** argv, int first) {
   const auto seed = static_cast<std::uint64_t>(opt.number("seed", 27491095));  // GAP's default seed
   const std::string unified_option = opt.get("unified-memory", "on");
   const bool unified = unified_option == "on";
+  const std::string pipeline_option = opt.get("cpu-pipeline", "on");
+  const bool pipeline = pipeline_option == "on";
   const std::string out_path = opt.get("out", "results/graphs.json");
   opt.reject_unknown();
   std::vector<kernel> kernels;
@@ -467,6 +588,7 @@ int graphs_main(int argc, char** argv, int first) {
   }
   if (reps < 1) throw std::invalid_argument("graphs: --reps must be at least 1");
   if (!unified && unified_option != "off") throw std::invalid_argument("graphs: --unified-memory is on or off");
+  if (!pipeline && pipeline_option != "off") throw std::invalid_argument("graphs: --cpu-pipeline is on or off");
 
   std::vector<graph_case> cases;
   if (!graph_file.empty()) {
@@ -482,7 +604,7 @@ int graphs_main(int argc, char** argv, int first) {
   // One result per case and kernel, in the order of the loops below.
   std::vector<kernel_result> results;
   for (const graph_case& c : cases) {
-    for (const kernel k : kernels) results.push_back({c.name, k, {}, {}, {}});
+    for (const kernel k : kernels) results.push_back({c.name, k, {}, {}, {}, {}});
   }
   // Step 1 (and the unified-memory baseline) on a runtime without a completion service.
   std::string device;
@@ -497,7 +619,10 @@ int graphs_main(int argc, char** argv, int first) {
     threads = gpu ? 1024 * 256 : 4;
     const bool with_unified = unified && gpu;
     if (unified && !gpu) std::fprintf(stderr, "unified memory: skipped on CPU threads (a GPU baseline)\n");
-    progress bar(results.size() * (1 + (with_unified ? 1 : 0) + models.size() * 3));
+    const bool with_bfs = std::find(kernels.begin(), kernels.end(), kernel::bfs) != kernels.end();
+    const bool with_pipeline = pipeline && gpu && with_bfs;
+    if (pipeline && !gpu) std::fprintf(stderr, "cpu pipeline: skipped on CPU threads (a GPU baseline)\n");
+    progress bar(results.size() * (1 + (with_unified ? 1 : 0) + models.size() * 3) + (with_pipeline ? cases.size() : 0));
     const bench_context b{*rt, threads, reps, bar};
     std::size_t slot = 0;
     for (const graph_case& c : cases) {
@@ -548,6 +673,40 @@ int graphs_main(int argc, char** argv, int first) {
       }
       mrt->stop();
     }
+
+#if defined(__CUDACC__)
+    // The CPU pipeline runs last: the models have written the edges to a file: store by now; a
+    // ram: store is the reader's own, written here through its host view.
+    if (with_pipeline) {
+      auto prt = start_runtime(plain, ram_uri(1));
+      {
+        const proxy::host_memory memory{[&prt](std::size_t n) { return prt->allocate_host(n); },
+                                        [&prt](void* p) { prt->free(p); }};
+        const block_reader reader({uri}, blocks, memory, pipeline_threads, pipeline_depth);
+        std::byte* ram = reader.host_view(0);
+        if (ram == nullptr && models.empty()) {
+          std::fprintf(stderr, "\ncpu pipeline: skipped: no model has written the edges to %s\n", uri.c_str());
+        } else {
+          for (const graph_case& c : cases) {
+            if (ram == nullptr) break;
+            std::memcpy(ram + c.col_block * block_bytes, c.g.col.data(), c.g.edges() * sizeof(std::uint32_t));
+          }
+          const bench_context pb{*prt, threads, reps, bar};
+          slot = 0;
+          for (const graph_case& c : cases) {
+            const vertex_arrays v(*prt, c);
+            for (const kernel k : kernels) {
+              kernel_result& r = results[slot++];
+              if (k != kernel::bfs) continue;
+              r.pipeline = cpu_pipeline_step(pb, c, v, reader);
+              bar.step(c.name + " bfs cpu pipeline");
+            }
+          }
+        }
+      }
+      prt->stop();
+    }
+#endif
   }
 
   print_results(cases, results);
@@ -568,7 +727,11 @@ int graphs_main(int argc, char** argv, int first) {
   }
   doc.config.set("scale", std::int64_t{scale}).set("edge_factor", std::int64_t{edge_factor});
   doc.config.set("seed", static_cast<std::int64_t>(seed)).set("threads", std::int64_t{threads});
-  doc.config.set("reps", std::int64_t{reps}).set("timing", std::string("median of reps; BFS and CC: kernel time summed over steps"));
+  doc.config.set("reps", std::int64_t{reps})
+      .set("timing", std::string("median of reps; BFS and CC: kernel time summed over steps; cpu_pipeline: wall time of the "
+                                 "whole BFS, host reads and frontier scans included"));
+  doc.config.set("cpu_pipeline", std::string("BFS only: 16 host threads reading with 64 reads in flight each, chunks of up "
+                                             "to 8192 blocks, two pinned buffers"));
   doc.config.set("profile", std::string(quick ? "quick" : want == backend::cpu ? "cpu" : "full"));
   doc.save(out_path);
   std::printf("device: %s\nresults: %s\n", device.c_str(), out_path.c_str());

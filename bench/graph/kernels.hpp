@@ -32,8 +32,23 @@ struct cached_source {
   }
 };
 
+// Marks the unvisited targets of edges [first, end) as at level + 1 and says whether it marked
+// any. Concurrent marks of one vertex all write the same value.
+template <class Cols>
+AGIO_HD bool bfs_visit(const Cols& col, std::uint64_t first, std::uint64_t end, std::uint32_t* levels, std::uint32_t level) {
+  using detail::scope;
+  bool marked = false;
+  for (std::uint64_t e = first; e < end; ++e) {
+    const std::uint32_t u = col.at(e);
+    if (detail::load<scope::device>(levels[u], detail::relaxed) == unvisited) {
+      detail::store<scope::device>(levels[u], level + 1, detail::relaxed);
+      marked = true;
+    }
+  }
+  return marked;
+}
+
 // One level of a level-synchronous BFS: vertices at `level` mark unvisited neighbours.
-// Concurrent marks of one vertex all write the same value.
 template <class Cols>
 struct bfs_job {
   Cols col;
@@ -46,13 +61,31 @@ struct bfs_job {
     using detail::scope;
     for (std::uint32_t v = t; v < n; v += threads) {
       if (detail::load<scope::device>(levels[v], detail::relaxed) != level) continue;
-      for (std::uint64_t e = row[v]; e < row[v + 1]; ++e) {
-        const std::uint32_t u = col.at(e);
-        if (detail::load<scope::device>(levels[u], detail::relaxed) == unvisited) {
-          detail::store<scope::device>(levels[u], level + 1, detail::relaxed);
-          detail::store<scope::device>(*changed, 1u, detail::relaxed);
-        }
-      }
+      if (bfs_visit(col, row[v], row[v + 1], levels, level)) detail::store<scope::device>(*changed, 1u, detail::relaxed);
+    }
+  }
+};
+
+// A frontier vertex whose out-edges a CPU pipeline staged in device memory, from `first` on.
+struct staged_vertex {
+  std::uint64_t first;
+  std::uint32_t vertex;
+};
+
+// One level of BFS over a list of frontier vertices with their edges staged (the host found
+// the frontier, so there is no "changed" flag).
+struct bfs_staged_job {
+  const std::uint32_t* edges;
+  const staged_vertex* vertices;
+  std::uint32_t count;
+  const std::uint64_t* row;
+  std::uint32_t* levels;
+  std::uint32_t level;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    for (std::uint32_t i = t; i < count; i += threads) {
+      const staged_vertex s = vertices[i];
+      const std::uint64_t degree = row[s.vertex + 1] - row[s.vertex];
+      bfs_visit(native_source<std::uint32_t>{edges}, s.first, s.first + degree, levels, level);
     }
   }
 };
