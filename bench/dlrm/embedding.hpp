@@ -1,7 +1,9 @@
 #pragma once
 // DLRM's embedding tables on storage and the jobs that fetch a batch's rows (AGILE §4.4).
 // Table t holds vocab[t] rows of `dim` floats, laid out from its own first block on; a row
-// never straddles a block, so one cache line (one 4 KiB block) serves a whole lookup.
+// never straddles a block, so one cache line (one 4 KiB block) serves a whole lookup. Block
+// numbers are global to the tables; the blocks are striped over the devices (`striping`,
+// harness/block_reader.hpp).
 //
 // A batch's lookups are sample-major (lookup i is table i % tables of sample i / tables). The
 // gather writes each looked-up row into the interaction input T, laid out [sample][1 + tables]
