@@ -186,6 +186,7 @@ struct settings {
   std::uint64_t seed;
   std::string criteo_file;
   std::vector<std::string> modes;
+  bool wants(const std::string& mode) const { return std::find(modes.begin(), modes.end(), mode) != modes.end(); }
 };
 
 // The batches' inputs on the host: dense features (13 per sample) and lookups (26 per sample).
@@ -454,7 +455,6 @@ struct measured {
 // Runs every point of `specs` (all with the same queue settings) in the modes asked for.
 void run_points(const settings& s, backend want, const std::vector<point_spec>& specs, const table_layout& layout,
                 const std::vector<std::uint32_t>& vocab, progress& bar, measured& out) {
-  const auto wants = [&](const char* m) { return std::find(s.modes.begin(), s.modes.end(), m) != s.modes.end(); };
   const std::uint32_t qp = specs.front().queue_pairs, depth = specs.front().queue_depth;
   std::vector<batch_inputs> inputs;
   for (const point_spec& p : specs) inputs.push_back(make_inputs(s, vocab, p.batch));
@@ -498,7 +498,7 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
 #if defined(__CUDACC__)
     std::unique_ptr<cpu_pipeline_reader> reader;
     const bool any_pipeline = std::any_of(specs.begin(), specs.end(), [](const point_spec& p) { return p.with_cpu_pipeline(); });
-    if (wants("cpu_pipeline") && ex.gpu() && any_pipeline) {
+    if (s.wants("cpu_pipeline") && ex.gpu() && any_pipeline) {
       const proxy::host_memory memory{[&rt](std::size_t n) { return rt->allocate_host(n); }, [&rt](void* p) { rt->free(p); }};
       reader = std::make_unique<cpu_pipeline_reader>(s.stores, layout, memory, 16, 64);
     }
@@ -510,7 +510,7 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
       std::vector<mode_run> hbm{run_hbm(ex, p, layout, tables)};
       record(i, "hbm", hbm);
       for (const io_model m : {io_model::async, io_model::sync}) {
-        if (!wants(name_of(m))) continue;
+        if (!s.wants(name_of(m))) continue;
         std::vector<mode_run> runs;
         for (std::uint32_t k = 0; k < s.reps; ++k) runs.push_back(run_agio<controller>(ex, *rt, p, layout, m, specs[i].cache_bytes));
         record(i, name_of(m), runs);
@@ -526,7 +526,7 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
     rt->free(tables);
     rt->stop();
   }
-  if (!wants("bam_style")) return;
+  if (!s.wants("bam_style")) return;
   session bam = start_session(want, io_model::bam_style, s, qp, depth, networks);
   runtime* rt = bam.rt.get();
   executor& ex = *bam.ex;
@@ -630,7 +630,7 @@ int dlrm_main(int argc, char** argv, int first) {
                layout.tables(), static_cast<double>(layout.bytes()) / (1 << 20), s.stores.size(), s.stores.front().c_str(),
                s.dim, s.batches);
   // Per point: the hbm run and each mode (the CPU pipeline needs a GPU).
-  const bool cpu_pipeline = std::find(s.modes.begin(), s.modes.end(), "cpu_pipeline") != s.modes.end();
+  const bool cpu_pipeline = s.wants("cpu_pipeline");
   std::size_t steps = 0;
   for (const point_spec& p : plan) {
     steps += 1 + s.modes.size() - (cpu_pipeline && (want == backend::cpu || !p.with_cpu_pipeline()) ? 1 : 0);

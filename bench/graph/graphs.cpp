@@ -687,9 +687,10 @@ int graphs_main(int argc, char** argv, int first) {
         if (ram == nullptr && models.empty()) {
           std::fprintf(stderr, "\ncpu pipeline: skipped: no model has written the edges to %s\n", uri.c_str());
         } else {
-          for (const graph_case& c : cases) {
-            if (ram == nullptr) break;
-            std::memcpy(ram + c.col_block * block_bytes, c.g.col.data(), c.g.edges() * sizeof(std::uint32_t));
+          if (ram != nullptr) {
+            for (const graph_case& c : cases) {
+              std::memcpy(ram + c.col_block * block_bytes, c.g.col.data(), c.g.edges() * sizeof(std::uint32_t));
+            }
           }
           const bench_context pb{*prt, threads, reps, bar};
           slot = 0;
