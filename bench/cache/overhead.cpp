@@ -3,8 +3,10 @@
 //   cache:  the same kernel reading through agio's cache, everything preloaded (the cache holds
 //           all of it), kernel time only: the cost of the cache API;
 //   cold:   a fresh, empty cache: every line comes from storage: the cost of the I/O path.
-// Vector mean also runs a whole-line variant (warps pin groups of 4 KiB lines, lanes read them
-// coalesced).
+// Vector mean reads element by element through the array view (a pin per element; its
+// threads' elements lie a grid apart) and in a whole-line variant (warps pin groups of 4 KiB
+// lines, lanes read them coalesced); BFS and SpMV walk their edge lists with array readers
+// (a pin per line).
 // Every result is checked against a host reference.
 #include <cmath>
 #include <cstdio>
@@ -217,7 +219,7 @@ void bench_bfs(context& c, const csr& g, const layout& l) {
           [&](bool& ok) { return run_bfs(c, reference, d, native_cols{col}, ok); });
   c.rt.free(col);
   using cached_cols = cached_source<std::uint32_t, policy>;
-  measure_cached(c, {"bfs", "", "array_view", 0, false, registers_of<bfs_job<cached_cols>>(c.rt), -1}, l.col,
+  measure_cached(c, {"bfs", "", "array_reader", 0, false, registers_of<bfs_job<cached_cols>>(c.rt), -1}, l.col,
                  l.col_blocks, [&](cache_type& cache, bool& ok) {
                    const cached_cols cols{cache.array<std::uint32_t>(), l.col * (block_bytes / 4)};
                    return run_bfs(c, reference, d, cols, ok);
@@ -247,7 +249,7 @@ void bench_spmv(context& c, const csr& g, const layout& l, std::mt19937_64& rng)
   c.rt.free(col);
   c.rt.free(val);
   using cached_job = spmv_job<cached_source<std::uint32_t, policy>, cached_source<float, policy>>;
-  measure_cached(c, {"spmv", "", "array_view", 0, false, registers_of<cached_job>(c.rt), -1}, l.col,
+  measure_cached(c, {"spmv", "", "array_reader", 0, false, registers_of<cached_job>(c.rt), -1}, l.col,
                  l.col_blocks + l.val_blocks, [&](cache_type& cache, bool& ok) {
                    const cached_job job{{cache.array<std::uint32_t>(), l.col * (block_bytes / 4)},
                                         {cache.array<float>(), l.val * (block_bytes / 4)}, row, dx, y, g.n};

@@ -1,8 +1,9 @@
 #pragma once
 // The graph kernels of AGILE §4.5 and BaM's evaluation (BFS, SpMV, connected components) as
 // jobs that run as GPU kernels (launch_job_kernel) or on CPU threads (run_job). Each reads the
-// edge arrays through a source: native_source for arrays in device memory, cached_source for
-// arrays in a store read through agio's cache, so the two variants are the same code. Vertex
+// edge arrays through a source's per-thread reader: native_source for arrays in device memory,
+// cached_source for arrays in a store read through agio's cache, so the two variants are the
+// same code. Vertex
 // arrays (row offsets, levels, labels, x, y) are always in device memory. No application-level
 // optimization, as in the paper: the differences measured are the data path's.
 #include <cstdint>
@@ -17,25 +18,41 @@ template <class T>
 struct native_source {
   const T* data;
   AGIO_HD T at(std::uint64_t i) const { return data[i]; }
+  // Plain loads keep no state: the source is its own reader.
+  AGIO_HD native_source reader() const { return *this; }
 };
 
-// Element i of an array stored from element `first` of device 0 on. A failed read gives T{},
-// which the result check catches (rt.check() names the cause).
+// Element i of an array stored from element `first` of device 0 on: at() reads one element
+// through the array view (a pin per element), a thread's reader walks runs of elements with a
+// pin per line (agio/cache/array_reader.hpp). A failed read gives T{}, which the result check
+// catches (rt.check() names the cause).
 template <class T, class Policy, class IO = controller>
 struct cached_source {
   cache::array_view<T, Policy, cache::no_lock_chain, cache::no_share_table, IO> view;
   std::uint64_t first;
+
   AGIO_HD T at(std::uint64_t i) const {
     T v{};
     view.get(0, first + i, v);
     return v;
   }
+
+  struct reader_type {
+    cache::array_reader<T, Policy, cache::no_lock_chain, cache::no_share_table, IO> elements;
+    std::uint64_t first;
+    AGIO_HD T at(std::uint64_t i) {
+      T v{};
+      elements.get(first + i, v);
+      return v;
+    }
+  };
+  AGIO_HD reader_type reader() const { return {view.reader(0), first}; }
 };
 
 // Marks the unvisited targets of edges [first, end) as at level + 1 and says whether it marked
-// any. Concurrent marks of one vertex all write the same value.
-template <class Cols>
-AGIO_HD bool bfs_visit(const Cols& col, std::uint64_t first, std::uint64_t end, std::uint32_t* levels, std::uint32_t level) {
+// any. Concurrent marks of one vertex all write the same value. `col` is a source's reader.
+template <class Reader>
+AGIO_HD bool bfs_visit(Reader& col, std::uint64_t first, std::uint64_t end, std::uint32_t* levels, std::uint32_t level) {
   using detail::scope;
   bool marked = false;
   for (std::uint64_t e = first; e < end; ++e) {
@@ -59,9 +76,10 @@ struct bfs_job {
   std::uint32_t level;
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     using detail::scope;
+    auto cols = col.reader();
     for (std::uint32_t v = t; v < n; v += threads) {
       if (detail::load<scope::device>(levels[v], detail::relaxed) != level) continue;
-      if (bfs_visit(col, row[v], row[v + 1], levels, level)) detail::store<scope::device>(*changed, 1u, detail::relaxed);
+      if (bfs_visit(cols, row[v], row[v + 1], levels, level)) detail::store<scope::device>(*changed, 1u, detail::relaxed);
     }
   }
 };
@@ -82,10 +100,11 @@ struct bfs_staged_job {
   std::uint32_t* levels;
   std::uint32_t level;
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    native_source<std::uint32_t> staged{edges};
     for (std::uint32_t i = t; i < count; i += threads) {
       const staged_vertex s = vertices[i];
       const std::uint64_t degree = row[s.vertex + 1] - row[s.vertex];
-      bfs_visit(native_source<std::uint32_t>{edges}, s.first, s.first + degree, levels, level);
+      bfs_visit(staged, s.first, s.first + degree, levels, level);
     }
   }
 };
@@ -100,9 +119,11 @@ struct spmv_job {
   float* y;
   std::uint32_t n;
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    auto cols = col.reader();
+    auto vals = val.reader();
     for (std::uint32_t r = t; r < n; r += threads) {
       float acc = 0;
-      for (std::uint64_t e = row[r]; e < row[r + 1]; ++e) acc += val.at(e) * x[col.at(e)];
+      for (std::uint64_t e = row[r]; e < row[r + 1]; ++e) acc += vals.at(e) * x[cols.at(e)];
       y[r] = acc;
     }
   }
@@ -133,10 +154,11 @@ struct cc_job {
 
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     using detail::scope;
+    auto cols = col.reader();
     for (std::uint32_t v = t; v < n; v += threads) {
       bool lowered = false;
       for (std::uint64_t e = row[v]; e < row[v + 1]; ++e) {
-        const std::uint32_t u = col.at(e);
+        const std::uint32_t u = cols.at(e);
         const std::uint32_t mine = detail::load<scope::device>(labels[v], detail::relaxed);
         const std::uint32_t theirs = detail::load<scope::device>(labels[u], detail::relaxed);
         if (theirs < mine) lowered = lower(labels[v], theirs) || lowered;

@@ -382,6 +382,59 @@ TEST(GpuCache, ThousandThreadsThroughALfuDaCacheOfEightLines) { gpu_cache_run<ca
 TEST(GpuCache, OneLineUnder1024Threads) { gpu_cache_run<cache::direct_mapped>(1, 1, 1024); }
 TEST(GpuCache, TwoLinesUnder1024Threads) { gpu_cache_run<cache::clock>(2, 2, 1024); }
 
+// Array readers on the GPU: each thread walks runs of 96 elements (lanes of a warp walk the
+// same lines together, so acquisitions and releases are coalesced), warps start at different
+// blocks, and the cache has two lines: a reader that kept its line while asking for the next,
+// or lost a pin, would stop the cache. Every value must match what was written.
+template <class IO>
+struct cache_readers_job {
+  cache::array_view<std::uint32_t, cache::clock, cache::no_lock_chain, cache::no_share_table, IO> arr;
+  std::uint32_t blocks;
+  std::uint32_t* failures;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
+    auto reader = arr.reader(0);
+    const std::uint64_t elements = std::uint64_t{blocks} * 1024;
+    for (std::uint32_t k = 0; k < blocks; ++k) {
+      const std::uint64_t first = ((k + t / 32) % blocks) * 1024 + (t % 32) * 96 % 1024;
+      for (std::uint64_t i = first; i < first + 96; ++i) {
+        const std::uint64_t e = i % elements;
+        std::uint32_t v = 0;
+        if (!reader.get(e, v).ok() || v != static_cast<std::uint32_t>(e * 7 + 3)) {
+          detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+        }
+      }
+    }
+  }
+};
+
+TEST(GpuCache, ReadersWalkRunsThroughATwoLineCache) {
+  constexpr std::uint32_t blocks = 16;
+  runtime rt(gpu_options());
+  rt.attach(device_options{"ram:1M?lba=4096", 4, 32});
+  rt.start();
+  std::vector<std::uint32_t> words(blocks * 1024);
+  for (std::uint32_t e = 0; e < words.size(); ++e) words[e] = e * 7 + 3;
+  auto* data = static_cast<std::byte*>(rt.allocate_device(blocks * 4096));
+  auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
+  rt.copy_to_device(data, words.data(), blocks * 4096);
+  const std::uint32_t zero = 0;
+  rt.copy_to_device(failures, &zero, 4);
+  with_io(rt, [&](const auto& io) {
+    using IO = std::decay_t<decltype(io)>;
+    run_job(rt, 16, bench::chunk_job<IO>{io, 0, 1, data, 4096, blocks, failures});
+    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, IO> cache(rt, {2 * 4096, 4096, 2});
+    run_job(rt, 1024, cache_readers_job<IO>{cache.template array<std::uint32_t>(), blocks, failures});
+    const auto c = cache.counters();
+    EXPECT_GT(c.coalesced_in_warp, 0u);
+    EXPECT_GT(c.evictions, 0u);
+  });
+  std::uint32_t failed = 0;
+  rt.copy_to_host(&failed, failures, 4);
+  EXPECT_EQ(failed, 0u);
+  rt.check();
+  rt.stop();
+}
+
 // The shadow-model scenario of the CPU suite (tests/cache_shadow.hpp) on GPU threads, whose
 // warps diverge over the operation kinds. Storage must equal the model after a flush.
 template <class Shares = cache::no_share_table>

@@ -169,6 +169,105 @@ TEST(Cache, WorksWhenWaitersRetireCompletions) {
   }
 }
 
+// Writes element i = i * 7 + 3 to the first `blocks` 4 KiB blocks of device 0, around any cache.
+void write_pattern(runtime& rt, std::uint64_t blocks) {
+  auto* buf = static_cast<std::uint32_t*>(rt.allocate_device(4096));
+  for (std::uint64_t b = 0; b < blocks; ++b) {
+    for (std::uint32_t k = 0; k < 1024; ++k) buf[k] = static_cast<std::uint32_t>((b * 1024 + k) * 7 + 3);
+    ASSERT_TRUE(with_io(rt, [&](const auto& io) { return io.write(0, b, 1, buf); }).ok());
+  }
+  rt.free(buf);
+}
+
+// Readers walking runs of elements read the right values and pin once per line walked, not
+// once per element.
+TEST(ArrayReader, PinsOncePerLineWalked) {
+  runtime rt(cpu_options());
+  rt.attach(device_options{"ram:1M?lba=4096", 2, 16});
+  rt.start();
+  write_pattern(rt, 16);
+  software_cache<cache::clock> cache(rt, {16 * 4096, 4096, 8});
+  const auto arr = cache.array<std::uint32_t>();
+  constexpr unsigned threads = 16;
+  constexpr std::uint64_t run = 5000;  // elements per thread: 5 or 6 lines
+  std::atomic<unsigned> wrong{0};
+  run_threads(threads, [&](unsigned t) {
+    auto reader = arr.reader(0);
+    for (std::uint64_t i = t * 700; i < t * 700 + run; ++i) {
+      std::uint32_t v = 0;
+      if (!reader.get(i, v).ok() || v != i * 7 + 3) wrong++;
+    }
+  });
+  EXPECT_EQ(wrong.load(), 0u);
+  const auto c = cache.counters();
+  EXPECT_LE(c.hits + c.misses + c.hits_on_busy, threads * 6u);
+  EXPECT_GT(c.misses, 0u);
+}
+
+// 64 threads share a two-line cache, each walking eight blocks from a different start: every
+// reader must let go of its line before asking for the next, or the cache stops. Afterwards
+// no pin is left behind: one thread can still cycle all blocks through both lines.
+TEST(ArrayReader, TwoLineCacheUnderManyReadersLosesNoPin) {
+  runtime_options o = cpu_options();
+  o.wait_timeout_ms = 20'000;
+  runtime rt(o);
+  rt.attach(device_options{"ram:1M?lba=4096", 2, 16});
+  rt.start();
+  constexpr std::uint64_t blocks = 8;
+  write_pattern(rt, blocks);
+  software_cache<cache::clock> cache(rt, {2 * 4096, 4096, 2});
+  const auto arr = cache.array<std::uint32_t>();
+  std::atomic<unsigned> wrong{0};
+  run_threads(64, [&](unsigned t) {
+    auto reader = arr.reader(0);
+    for (std::uint64_t k = 0; k < blocks; ++k) {
+      const std::uint64_t b = (t + k) % blocks;
+      for (std::uint64_t i = b * 1024 + t; i < b * 1024 + 1024; i += 64) {
+        std::uint32_t v = 0;
+        if (!reader.get(i, v).ok() || v != i * 7 + 3) wrong++;
+      }
+    }
+  });
+  EXPECT_EQ(wrong.load(), 0u);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::uint64_t b = 0; b < blocks; ++b) {
+      std::uint32_t v = 0;
+      ASSERT_TRUE(arr.get(0, b * 1024 + 5, v).ok()) << "block " << b;
+      EXPECT_EQ(v, (b * 1024 + 5) * 7 + 3);
+    }
+  }
+}
+
+// A failed read reaches the reader as the NVMe status; the reader then holds nothing and goes
+// on with good elements.
+TEST(ArrayReader, FailedReadGivesTheStatusAndMovesOn) {
+  runtime_options o = cpu_options();
+  o.wait_timeout_ms = 10'000;
+  runtime rt(o);
+  rt.attach(device_options{"ram:64K?lba=4096&fault=eio@3", 1, 8});
+  rt.start();
+  write_pattern(rt, 2);
+  software_cache<cache::clock> cache(rt, {2 * 4096, 4096, 2});
+  const auto arr = cache.array<std::uint32_t>();
+  {
+    auto reader = arr.reader(0);
+    std::uint32_t v = 0;
+    ASSERT_TRUE(reader.get(1030, v).ok());
+    EXPECT_EQ(v, 1030u * 7 + 3);
+    EXPECT_EQ(reader.get(1024 * 16, v).result, outcome::nvme_error);  // past the end
+    EXPECT_EQ(reader.get(1024 * 3, v).result, outcome::nvme_error);   // injected EIO
+    ASSERT_TRUE(reader.get(7, v).ok());
+    EXPECT_EQ(v, 7u * 7 + 3);
+  }
+  EXPECT_THROW(rt.check(), io_error);
+  // Both lines are free again: two readers can hold two other blocks at once.
+  auto first = arr.reader(0);
+  auto second = arr.reader(0);
+  std::uint32_t v = 0;
+  EXPECT_TRUE(first.get(1, v).ok());
+  EXPECT_TRUE(second.get(1024 * 2, v).ok());
+}
+
 TEST(TinyCache, OneLineUnder1024Threads) { tiny_cache<cache::direct_mapped>(1); }
 TEST(TinyCache, TwoLinesUnder1024Threads) { tiny_cache<cache::clock>(2); }
 

@@ -7,8 +7,11 @@
 //   auto arr = cache.array<float>();     // host: software_cache::array
 //   float x = arr[dev][i];                // device: read (T{} on failure; rt.check() says why)
 //   arr.store(dev, i, x + 1);             // device: write (the line becomes MODIFIED)
+//   auto r = arr.reader(dev);             // device: a reader for runs of elements, pinning
+//                                         // once per line (array_reader.hpp)
 #include <cstdint>
 
+#include "agio/cache/array_reader.hpp"
 #include "agio/cache/cache.hpp"
 
 namespace agio::cache {
@@ -29,6 +32,10 @@ class array_view {
     return access(dev, index, [&](T* element) { detail::shared_store(*element, value); }, true);
   }
   AGIO_HD void store(std::uint32_t dev, std::uint64_t index, const T& value) const { put(dev, index, value); }
+
+  // A thread's reader of device `dev`'s elements, cheaper than get() for runs of neighbouring
+  // elements: it keeps its last line pinned (array_reader.hpp).
+  AGIO_HD array_reader<T, Policy, Locks, Shares, IO> reader(std::uint32_t dev) const { return {cache, dev}; }
 
   class row {
    public:
@@ -61,7 +68,7 @@ class array_view {
     status result{outcome::pending, 0};
     // The group's leader pins the line for all its lanes and lets it go once all are done.
     const detail::warp::lane_group group =
-        cache.coalesced(tag_of(dev, block), [&] { result = cache.acquire_line(dev, block, line, limit); }, result);
+        cache.coalesced(tag_of(dev, block), [&](std::uint32_t) { result = cache.acquire_line(dev, block, line, limit); }, result);
     line = detail::warp::from_leader(group, line);
     if (result.ok() && cleared.ok()) touch(reinterpret_cast<T*>(cache.line_data(line)) + offset);
 #if defined(__CUDA_ARCH__)

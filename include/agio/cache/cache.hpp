@@ -96,9 +96,17 @@ class cache_handle {
     });
   }
 
-  AGIO_HD void unpin(std::uint32_t line) const {
+  // Lets go of `pins` pins of `line` (one access's, or a group's that an array_reader took
+  // together).
+  AGIO_HD void unpin(std::uint32_t line, std::uint32_t pins = 1) const {
     // Release pairs with the acquire of whoever claims the line next: our accesses come first.
-    detail::fetch_add<scope::device>(state.words[line], ~(pin_unit - 1), detail::release);
+    detail::fetch_add<scope::device>(state.words[line], 0u - pins * pin_unit, detail::release);
+  }
+  // Adds `pins` pins to a line the caller holds pinned, for lanes it acquired the line for. A
+  // pinned line is neither claimed nor cleaned, so its word only changes by pins and the dirty
+  // bit, and one fetch_add suffices.
+  AGIO_HD void add_pins(std::uint32_t line, std::uint32_t pins) const {
+    detail::fetch_add<scope::device>(state.words[line], pins * pin_unit, detail::relaxed);
   }
   // Marks a pinned line MODIFIED (a pinned line is READY or MODIFIED, so one fetch_or does it).
   AGIO_HD void mark_dirty(std::uint32_t line) const {
@@ -117,7 +125,7 @@ class cache_handle {
     if (dev >= io.device_count) return {outcome::invalid_argument, 0};
     const std::uint64_t tag = tag_of(dev, block);
     status result{outcome::success, 0};
-    coalesced(tag, [&] {
+    coalesced(tag, [&](std::uint32_t) {
       const deadline limit = deadline::after_ns(wait_timeout_ns);
       result = taking_turns(tag, limit, [&](claim_turn& turn) -> status {
         if (find(tag) != no_line) return {outcome::success, 0};
@@ -237,16 +245,16 @@ class cache_handle {
     return true;
   }
 
-  // Runs `body` once per group of lanes of the calling warp that pass the same `key`, on the
-  // group's leader, and gives every lane of the group the leader's `result`. Returns the group,
-  // for callers that share more of the leader's work.
+  // Runs `body(lanes)` once per group of lanes of the calling warp that pass the same `key`, on
+  // the group's leader, with the group's size, and gives every lane of the group the leader's
+  // `result`. Returns the group, for callers that share more of the leader's work.
   template <class Body>
   AGIO_HD detail::warp::lane_group coalesced(std::uint64_t key, Body&& body, status& result) const {
     const detail::warp::lane_group group = detail::warp::group_by(key);
     if (detail::warp::leads(group)) {
-      body();
-      const std::uint32_t others = detail::warp::count(group.mask) - 1;
-      if (others != 0) count_event(state, &cache_counters::coalesced_in_warp, others);
+      const std::uint32_t lanes = detail::warp::count(group.mask);
+      body(lanes);
+      if (lanes != 1) count_event(state, &cache_counters::coalesced_in_warp, lanes - 1);
     }
     result = status::unpack(detail::warp::from_leader(group, result.pack()));
     return group;

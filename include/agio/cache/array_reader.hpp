@@ -1,0 +1,89 @@
+#pragma once
+// A thread's reader over one device's elements of an array view, for loops that walk runs of
+// neighbouring elements (CSR edge lists, matrix rows). It keeps the line of its last read
+// pinned, so a run inside one line costs one cache access instead of one per element: the
+// array view pins and unpins for every element (two atomics on the line's state word), which
+// made SpMV through it 40-66x slower than plain loads on the H100.
+//
+//   auto cols = arr.reader(dev);           // device: one per thread
+//   std::uint32_t u = 0;
+//   for (e = first; e < end; ++e) {
+//     if (!cols.get(e, u).ok()) ...;       // the status says why; rt.check() names the cause
+//   }                                      // the pin goes when the reader does (or release())
+//
+// Lanes of a warp that move to the same line together are served by one acquisition made by
+// one of them (the array view's warp coalescing), which takes a pin for each lane.
+//
+// Holding a line: a reader lets go of its line before it asks the cache for another, so one
+// reader never holds a line while it waits. A thread with two readers (SpMV's columns and
+// values) does hold one line while the other waits for a fill: such threads need sets with
+// room for the lines they hold besides the ones they wait for, as in a cache large enough for
+// the data (bench/cache/whole_cache.hpp). Otherwise waits end at the cache's deadline with a
+// timeout status instead of finishing.
+#include <cstdint>
+
+#include "agio/cache/cache.hpp"
+
+namespace agio::cache {
+
+template <class T, class Policy, class Locks = no_lock_chain, class Shares = no_share_table, class IO = controller>
+class array_reader {
+ public:
+  AGIO_HD array_reader(const cache_handle<Policy, Locks, Shares, IO>& cache, std::uint32_t dev)
+      : cache_(cache), dev_(dev), per_line_(cache.state.line_bytes / sizeof(T)) {}
+  array_reader(const array_reader&) = delete;
+  array_reader& operator=(const array_reader&) = delete;
+  AGIO_HD ~array_reader() { release(); }
+
+  // Reads element `index` into `out`; on failure `out` is left alone and the reader holds
+  // nothing.
+  AGIO_HD status get(std::uint64_t index, T& out) {
+    const std::uint64_t block = index / per_line_;
+    if (line_ == no_line || block != block_) {
+      const status moved = move_to(block);
+      if (!moved.ok()) return moved;
+    }
+    out = detail::shared_load(reinterpret_cast<const T*>(data_)[index % per_line_]);
+    return {outcome::success, 0};
+  }
+
+  // Lets go of the pinned line, if any. Lanes releasing the same line together give their
+  // pins back in one atomic.
+  AGIO_HD void release() {
+    if (line_ == no_line) return;
+    const detail::warp::lane_group group = detail::warp::group_by(line_);
+    detail::warp::sync(group);  // the group's reads of the line come before its unpin
+    if (detail::warp::leads(group)) cache_.unpin(line_, detail::warp::count(group.mask));
+    line_ = no_line;
+  }
+
+ private:
+  AGIO_HD status move_to(std::uint64_t block) {
+    release();
+    std::uint32_t line = no_line;
+    status result{outcome::pending, 0};
+    const detail::warp::lane_group group = cache_.coalesced(
+        tag_of(dev_, block),
+        [&](std::uint32_t lanes) {
+          result = cache_.acquire_line(dev_, block, line, deadline::after_ns(cache_.wait_timeout_ns));
+          // Every lane of the group holds a pin of its own, given back whenever it moves on.
+          if (result.ok() && lanes != 1) cache_.add_pins(line, lanes - 1);
+        },
+        result);
+    line = detail::warp::from_leader(group, line);
+    if (!result.ok()) return result;
+    line_ = line;
+    block_ = block;
+    data_ = cache_.line_data(line);
+    return result;
+  }
+
+  cache_handle<Policy, Locks, Shares, IO> cache_;
+  std::uint32_t dev_;
+  std::uint64_t per_line_;
+  std::uint32_t line_ = no_line;
+  std::uint64_t block_ = 0;
+  const std::byte* data_ = nullptr;
+};
+
+}  // namespace agio::cache
