@@ -20,6 +20,7 @@
 #include "agio/cache/policies/clock.hpp"
 #include "agio/cache/software_cache.hpp"
 #include "cache/common.hpp"
+#include "dlrm/batch_plan.hpp"
 #include "dlrm/cpu_pipeline.hpp"
 #include "dlrm/criteo.hpp"
 #include "dlrm/dlrm.hpp"
@@ -354,7 +355,7 @@ mode_run run_cpu_pipeline(executor& ex, runtime& rt, device_point& p, const tabl
   const auto read_batch = [&](std::uint32_t b) {
     const int s = static_cast<int>(b % 2);
     throw_on_cuda_error(cudaEventSynchronize(copied[s]), "CPU pipeline copy");  // batch b - 2 has left the slot
-    const auto plan = reader.plan(in.indices.data() + std::size_t{b} * p.lookups, p.lookups);
+    const batch_plan plan = plan_batch(layout, in.indices.data() + std::size_t{b} * p.lookups, p.lookups);
     reader.read(plan.blocks, staging[s]);
     std::copy(plan.slot_indices.begin(), plan.slot_indices.end(), staged_indices[s]);
     return plan.blocks.size();
