@@ -41,7 +41,7 @@ void usage() {
       "                                        BaM-style I/O (AGILE Figure 11); GPU baselines: unified memory,\n"
       "                                        CPU-driven pipeline (BFS)\n"
       "  bench dlrm [--quick] [--backend cpu|auto] [--configs 1,2,3] [--batch N] [--batches N] [--reps R]\n"
-      "               [--modes async,sync,bam_style,cpu_pipeline] [--experiments configs,batch,queues,cache]\n"
+      "               [--modes async,sync,bam_style,cpu_pipeline[,cufile]] [--experiments configs,batch,queues,cache]\n"
       "               [--batch-sizes ...] [--queue-pair-sweep ...] [--cache-mib-sweep ...] [--cache-mib M]\n"
       "               [--store URI] [--queue-pairs N] [--queue-depth N] [--dim D] [--vocab-scale S] [--vocab-cap N]\n"
       "               [--alpha A] [--criteo FILE] [--out FILE]\n"

@@ -8,7 +8,10 @@
 //   sync:         through agio's cache, each miss read and waited for in the gather;
 //   bam_style:    sync, in the re-creation of BaM's design (harness/io_model.hpp);
 //   cpu_pipeline: host threads read each batch's blocks into pinned memory, the GPU copies them
-//                 in, double-buffered against compute (cpu_pipeline.hpp): no agio at all.
+//                 in, double-buffered against compute (cpu_pipeline.hpp): no agio at all;
+//   cufile:       cuFile's batch API reads each batch's blocks from file: stores straight into
+//                 GPU memory, double-buffered against compute (harness/cufile_reader.hpp): no
+//                 agio either; asked for with --modes, never run by default.
 // Every mode starts from an empty cache and runs the same batches; every output is compared with
 // the hbm run's.
 #include <algorithm>
@@ -20,11 +23,13 @@
 #include "agio/cache/policies/clock.hpp"
 #include "agio/cache/software_cache.hpp"
 #include "cache/common.hpp"
+#include "dlrm/batch_plan.hpp"
 #include "dlrm/cpu_pipeline.hpp"
 #include "dlrm/criteo.hpp"
 #include "dlrm/dlrm.hpp"
 #include "dlrm/embedding.hpp"
 #include "dlrm/network.hpp"
+#include "harness/cufile_reader.hpp"
 #include "harness/io_model.hpp"
 #include "harness/progress.hpp"
 #include "harness/registers.hpp"
@@ -354,7 +359,7 @@ mode_run run_cpu_pipeline(executor& ex, runtime& rt, device_point& p, const tabl
   const auto read_batch = [&](std::uint32_t b) {
     const int s = static_cast<int>(b % 2);
     throw_on_cuda_error(cudaEventSynchronize(copied[s]), "CPU pipeline copy");  // batch b - 2 has left the slot
-    const auto plan = reader.plan(in.indices.data() + std::size_t{b} * p.lookups, p.lookups);
+    const batch_plan plan = plan_batch(layout, in.indices.data() + std::size_t{b} * p.lookups, p.lookups);
     reader.read(plan.blocks, staging[s]);
     std::copy(plan.slot_indices.begin(), plan.slot_indices.end(), staged_indices[s]);
     return plan.blocks.size();
@@ -388,7 +393,70 @@ mode_run run_cpu_pipeline(executor& ex, runtime& rt, device_point& p, const tabl
   }
   return r;
 }
+
+// The cufile mode (GPU only): the host reads batch b + 1's blocks with cuFile straight into one
+// device buffer while the GPU works on batch b from the other. A buffer (and its pinned slot
+// indices) is refilled only once the gather that read it has run: its `gathered` event.
+mode_run run_cufile(executor& ex, runtime& rt, device_point& p, const table_layout& layout, cufile_reader& reader,
+                    const batch_inputs& in) {
+  const std::size_t max_bytes = std::size_t{p.lookups} * block_bytes;
+  std::byte* blocks[2];
+  std::uint32_t* slot_indices[2];
+  std::uint32_t* staged_indices[2];
+  cudaEvent_t gathered[2];
+  for (int i = 0; i < 2; ++i) {
+    blocks[i] = static_cast<std::byte*>(rt.allocate_device(max_bytes));
+    reader.register_buffer(blocks[i], max_bytes);
+    staged_indices[i] = static_cast<std::uint32_t*>(rt.allocate_host(std::size_t{p.lookups} * sizeof(std::uint32_t)));
+    slot_indices[i] = static_cast<std::uint32_t*>(rt.allocate_device(std::size_t{p.lookups} * sizeof(std::uint32_t)));
+    cudaEventCreateWithFlags(&gathered[i], cudaEventDisableTiming);
+  }
+  const cudaStream_t stream = ex.compute_stream();
+  const auto read_batch = [&](std::uint32_t b) {
+    const int s = static_cast<int>(b % 2);
+    throw_on_cuda_error(cudaEventSynchronize(gathered[s]), "cufile mode: gather");  // batch b - 2 is done with the buffer
+    const batch_plan plan = plan_batch(layout, in.indices.data() + std::size_t{b} * p.lookups, p.lookups);
+    reader.read(plan.blocks, blocks[s]);
+    std::copy(plan.slot_indices.begin(), plan.slot_indices.end(), staged_indices[s]);
+  };
+  mode_run r;
+  p.clear_failures();
+  read_batch(0);
+  r.seconds = ex.timed([&] {
+    for (std::uint32_t b = 0; b < p.batches; ++b) {
+      const int s = static_cast<int>(b % 2);
+      cudaMemcpyAsync(slot_indices[s], staged_indices[s], std::size_t{p.lookups} * sizeof(std::uint32_t),
+                      cudaMemcpyHostToDevice, stream);
+      const lookup_map map{p.zero_first_block, slot_indices[s], p.shape.tables, layout.dim, layout.rows_per_block};
+      ex.compute(p.lookups, gather_job<hbm_rows>{hbm_rows{reinterpret_cast<const float*>(blocks[s])}, map, p.lookups,
+                                                 p.buffers.t, p.failures});
+      cudaEventRecord(gathered[s], stream);
+      forward(ex.ops(), p.shape, p.buffers, p.dense + std::size_t{b} * p.batch * p.shape.dense, p.batch,
+              p.outputs + std::size_t{b} * p.batch);
+      if (b + 1 < p.batches) read_batch(b + 1);
+    }
+  });
+  r.failures = p.failed();
+  r.probabilities = p.probabilities();
+  for (int i = 0; i < 2; ++i) {
+    cudaEventDestroy(gathered[i]);
+    reader.deregister_buffer(blocks[i]);
+    rt.free(blocks[i]);
+    rt.free(staged_indices[i]);
+    rt.free(slot_indices[i]);
+  }
+  return r;
+}
 #endif
+
+// Why the cufile mode cannot run with these settings, "" when it can.
+std::string cufile_unusable(backend want, const std::vector<std::string>& stores) {
+  if (want == backend::cpu) return "it needs the GPU backend";
+  for (const std::string& uri : stores) {
+    if (uri.rfind("file:", 0) != 0) return "cuFile reads files, and store " + uri + " is not a file: store (--store file:PATH,...)";
+  }
+  return cufile_reader::why_unavailable();
+}
 
 // --- Points and the plan ---------------------------------------------------------------------
 
@@ -398,8 +466,9 @@ struct point_spec {
   std::uint32_t batch = 0;
   std::uint32_t queue_pairs = 0, queue_depth = 0;
   std::uint64_t cache_bytes = 0;
-  // The CPU pipeline has no queues: the queue sweep leaves it out (its points share the rest).
-  bool with_cpu_pipeline() const { return experiment.rfind("queues", 0) != 0; }
+  // The baselines without agio (cpu_pipeline, cufile) have no queues: the queue sweep leaves
+  // them out (its points share the rest).
+  bool with_baselines() const { return experiment.rfind("queues", 0) != 0; }
 };
 
 struct point_result {
@@ -497,11 +566,15 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
     }
 #if defined(__CUDACC__)
     std::unique_ptr<cpu_pipeline_reader> reader;
-    const bool any_pipeline = std::any_of(specs.begin(), specs.end(), [](const point_spec& p) { return p.with_cpu_pipeline(); });
-    if (s.wants("cpu_pipeline") && ex.gpu() && any_pipeline) {
+    const bool any_baseline = std::any_of(specs.begin(), specs.end(), [](const point_spec& p) { return p.with_baselines(); });
+    if (s.wants("cpu_pipeline") && ex.gpu() && any_baseline) {
       const proxy::host_memory memory{[&rt](std::size_t n) { return rt->allocate_host(n); }, [&rt](void* p) { rt->free(p); }};
       reader = std::make_unique<cpu_pipeline_reader>(s.stores, layout, memory, 16, 64);
     }
+    // Eight batches in flight: 1024 reads at cuFile's default batch size (128), as many as the
+    // CPU pipeline keeps on each store (16 threads x 64).
+    std::unique_ptr<cufile_reader> cufile;
+    if (s.wants("cufile") && ex.gpu() && any_baseline) cufile = std::make_unique<cufile_reader>(s.stores, layout.blocks, 8);
 #endif
     for (std::size_t i = 0; i < specs.size(); ++i) {
       const network_shape& shape = networks[i].first;
@@ -516,10 +589,15 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
         record(i, name_of(m), runs);
       }
 #if defined(__CUDACC__)
-      if (reader && specs[i].with_cpu_pipeline()) {
+      if (reader && specs[i].with_baselines()) {
         std::vector<mode_run> runs;
         for (std::uint32_t k = 0; k < s.reps; ++k) runs.push_back(run_cpu_pipeline(ex, *rt, p, layout, *reader, inputs[i]));
         record(i, "cpu_pipeline", runs);
+      }
+      if (cufile && specs[i].with_baselines()) {
+        std::vector<mode_run> runs;
+        for (std::uint32_t k = 0; k < s.reps; ++k) runs.push_back(run_cufile(ex, *rt, p, layout, *cufile, inputs[i]));
+        record(i, "cufile", runs);
       }
 #endif
     }
@@ -573,7 +651,7 @@ int dlrm_main(int argc, char** argv, int first) {
   s.alpha = opt.number("alpha", 1.05);
   s.seed = static_cast<std::uint64_t>(opt.number("seed", 11));
   s.criteo_file = opt.get("criteo", "");
-  s.modes = opt.list("modes", "async,sync,bam_style,cpu_pipeline");
+  s.modes = opt.list("modes", "async,sync,bam_style,cpu_pipeline");  // cufile only when asked for
   const double vocab_scale = opt.number("vocab-scale", small ? 0.001 : 1.0);
   const auto vocab_cap = static_cast<std::uint32_t>(opt.number("vocab-cap", small ? 20000 : 4'000'000));
   const auto configs = opt.numbers("configs", "1,2,3");
@@ -593,8 +671,8 @@ int dlrm_main(int argc, char** argv, int first) {
   }
   s.bam_mover = bam_mover == "copy_engine" ? data_mover::copy_engine : data_mover::gpu_warps;
   for (const auto& m : s.modes) {
-    if (m != "async" && m != "sync" && m != "bam_style" && m != "cpu_pipeline") {
-      throw std::invalid_argument("dlrm: unknown mode '" + m + "' (async, sync, bam_style, cpu_pipeline)");
+    if (m != "async" && m != "sync" && m != "bam_style" && m != "cpu_pipeline" && m != "cufile") {
+      throw std::invalid_argument("dlrm: unknown mode '" + m + "' (async, sync, bam_style, cpu_pipeline, cufile)");
     }
   }
 
@@ -629,11 +707,20 @@ int dlrm_main(int argc, char** argv, int first) {
   std::fprintf(stderr, "dlrm: %u tables, %.1f MiB striped over %zu device(s) like %s, dim %u, %u batches per run\n",
                layout.tables(), static_cast<double>(layout.bytes()) / (1 << 20), s.stores.size(), s.stores.front().c_str(),
                s.dim, s.batches);
-  // Per point: the hbm run and each mode (the CPU pipeline needs a GPU).
-  const bool cpu_pipeline = s.wants("cpu_pipeline");
+  // The cufile mode is left out, said once, where it cannot run (before the runtime starts, so
+  // that cuFile's driver opens beside no running kernel).
+  if (s.wants("cufile")) {
+    if (const std::string why = cufile_unusable(want, s.stores); !why.empty()) {
+      std::fprintf(stderr, "dlrm: skipping mode cufile: %s\n", why.c_str());
+      s.modes.erase(std::find(s.modes.begin(), s.modes.end(), "cufile"));
+    }
+  }
+  // Per point: the hbm run and each mode; the baselines without agio need a GPU and skip the
+  // queue sweep.
+  const std::size_t baselines = (s.wants("cpu_pipeline") ? 1 : 0) + (s.wants("cufile") ? 1 : 0);
   std::size_t steps = 0;
   for (const point_spec& p : plan) {
-    steps += 1 + s.modes.size() - (cpu_pipeline && (want == backend::cpu || !p.with_cpu_pipeline()) ? 1 : 0);
+    steps += 1 + s.modes.size() - (want == backend::cpu || !p.with_baselines() ? baselines : 0);
   }
   progress bar(steps);
   measured m;
@@ -657,13 +744,18 @@ int dlrm_main(int argc, char** argv, int first) {
     if (r.hit_rate >= 0) o.set("hit_rate", r.hit_rate);
     doc.points.push_back(o);
   }
-  std::printf("\n%-10s %14s %14s %14s %14s\n", "point", "async/sync", "async/bam", "async/cpu_pipe", "sync/bam");
+  const bool cufile = s.wants("cufile");  // a column only where asked for and runnable
+  std::printf("\n%-10s %14s %14s %14s %14s", "point", "async/sync", "async/bam", "async/cpu_pipe", "sync/bam");
+  if (cufile) std::printf(" %14s", "async/cufile");
+  std::printf("\n");
   for (const auto& [point, t] : seconds) {
     const auto ratio = [&](const char* a, const char* b) {
       return t.count(a) && t.count(b) && t.at(a) > 0 ? t.at(b) / t.at(a) : 0.0;
     };
-    std::printf("%-10s %14.2f %14.2f %14.2f %14.2f\n", point.c_str(), ratio("async", "sync"), ratio("async", "bam_style"),
+    std::printf("%-10s %14.2f %14.2f %14.2f %14.2f", point.c_str(), ratio("async", "sync"), ratio("async", "bam_style"),
                 ratio("async", "cpu_pipeline"), ratio("sync", "bam_style"));
+    if (cufile) std::printf(" %14.2f", ratio("async", "cufile"));
+    std::printf("\n");
     if (point == "config1" && t.count("async") && t.count("sync") && t.count("bam_style") && t.count("cpu_pipeline")) {
       std::printf("target at config 1 (async >= 1.3x sync, >= 1.5x BaM-style, >= 1.5x CPU pipeline): %s %s %s\n",
                   ratio("async", "sync") >= 1.3 ? "met" : "MISSED", ratio("async", "bam_style") >= 1.5 ? "met" : "MISSED",

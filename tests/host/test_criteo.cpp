@@ -1,15 +1,18 @@
 // Criteo-shaped DLRM input: the generator's determinism, ranges, skew and spread, and the
-// click-log text format (round trip, missing fields, malformed lines).
+// click-log text format (round trip, missing fields, malformed lines); and the batch plan the
+// baselines without agio read by.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "dlrm/batch_plan.hpp"
 #include "dlrm/criteo.hpp"
 
 namespace agio::bench::criteo {
@@ -267,6 +270,44 @@ TEST(Criteo, MalformedLinesNameTheLineAndField) {
   std::istringstream short_line(join(good_fields()) + "1\t2\t3\n");
   EXPECT_THROW(load_all(short_line, vocab, 8), std::runtime_error);
   EXPECT_THROW(tsv_loader(short_line, std::vector<std::uint32_t>(sparse_features, 0)), std::invalid_argument);
+}
+
+// Two samples over three tables of 64-row blocks (dim 16): tables 0, 1 and 2 start at blocks
+// 0, 2 and 3. Each distinct block is read once, in order; each lookup finds its row by slot.
+TEST(DlrmBatchPlan, SmallBatchByHand) {
+  const dlrm::table_layout layout(16, {100, 3, 1000});
+  const std::vector<std::uint32_t> indices{70, 2, 999, 65, 0, 5};  // blocks 1, 2, 18, 1, 2, 3
+  const dlrm::batch_plan p = dlrm::plan_batch(layout, indices.data(), 6);
+  EXPECT_EQ(p.blocks, (std::vector<std::uint64_t>{1, 2, 3, 18}));
+  EXPECT_EQ(p.slot_indices, (std::vector<std::uint32_t>{0 * 64 + 6, 1 * 64 + 2, 3 * 64 + 39, 0 * 64 + 1, 1 * 64 + 0, 2 * 64 + 5}));
+}
+
+// On generated batches: the blocks are exactly the lookups' blocks, each once and sorted, and
+// every slot index names the lookup's own row in its block.
+TEST(DlrmBatchPlan, SlotsNameEachLookupsRow) {
+  const std::vector<std::uint32_t> vocab = criteo_vocab_sizes(0.001, 20000);
+  const dlrm::table_layout layout(16, vocab);
+  generator gen(vocab, 1.05, 3);
+  std::vector<sample> samples(256);
+  gen.fill(samples);
+  std::vector<std::uint32_t> indices;
+  for (const sample& x : samples) indices.insert(indices.end(), x.sparse.begin(), x.sparse.end());
+  const auto lookups = static_cast<std::uint32_t>(indices.size());
+  const dlrm::batch_plan p = dlrm::plan_batch(layout, indices.data(), lookups);
+
+  ASSERT_EQ(p.slot_indices.size(), indices.size());
+  EXPECT_TRUE(std::adjacent_find(p.blocks.begin(), p.blocks.end(), std::greater_equal<>()) == p.blocks.end());
+  std::vector<bool> used(p.blocks.size(), false);
+  const std::uint32_t rpb = layout.rows_per_block;
+  for (std::uint32_t i = 0; i < lookups; ++i) {
+    const std::uint32_t slot = p.slot_indices[i] / rpb;
+    ASSERT_LT(slot, p.blocks.size()) << "lookup " << i;
+    EXPECT_EQ(p.blocks[slot], layout.first_block[i % layout.tables()] + indices[i] / rpb) << "lookup " << i;
+    EXPECT_EQ(p.slot_indices[i] % rpb, indices[i] % rpb) << "lookup " << i;
+    used[slot] = true;
+  }
+  EXPECT_TRUE(std::all_of(used.begin(), used.end(), [](bool u) { return u; })) << "a planned block no lookup needs";
+  EXPECT_LT(p.blocks.size(), indices.size());  // Zipf lookups repeat blocks: the plan reads fewer
 }
 
 }  // namespace
