@@ -5,6 +5,8 @@ paper, from the JSON files the benchmarks left in DIR:
                           ideal of the paper's Equation 1 (overlap.json)
   figure7-10-dlrm.png     DLRM: each mode's speedup over the BaM-style mode per configuration,
                           batch size, queue pairs and cache size (dlrm.json)
+  figure7-file-dlrm.png   DLRM configuration 1 on a file: store (real I/O): each mode's time,
+                          agio beside the CPU pipeline and cuFile (dlrm-file.json)
   figure11-graphs.png     graph kernels: native time, cache-API and I/O-API overheads, agio beside
                           the BaM-style mode (graphs.json)
   figure12-registers.png  registers per thread of every evaluation kernel (registers.json)
@@ -72,6 +74,17 @@ def figure7_10(doc, out):
     fig.savefig(out, dpi=120)
 
 
+def figure7_file(doc, out):
+    pts = [p for p in doc["points"] if p["mode"] != "hbm"]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.bar([p["mode"] for p in pts], [p["seconds"] * 1e3 for p in pts], color=[f"C{i}" for i in range(len(pts))])
+    ax.set(ylabel="ms for the run (lower is better)",
+           title="DLRM configuration 1, tables on a file: store (real I/O)\n" + subtitle(doc))
+    ax.title.set_fontsize(9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+
+
 def figure11(doc, out):
     pts = doc["points"]
     cases = []
@@ -126,6 +139,7 @@ def figure12(doc, out):
 
 def main(folder):
     figures = [("overlap.json", "figure4-overlap.png", figure4), ("dlrm.json", "figure7-10-dlrm.png", figure7_10),
+               ("dlrm-file.json", "figure7-file-dlrm.png", figure7_file),
                ("graphs.json", "figure11-graphs.png", figure11), ("registers.json", "figure12-registers.png", figure12)]
     for name, png, draw in figures:
         doc = load(folder, name)

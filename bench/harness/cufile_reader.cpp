@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <deque>
@@ -60,6 +61,10 @@ const char* status_name(CUfileStatus_t status) {
 // it when the process exits.
 const std::string& driver_error() {
   static const std::string error = [] {
+    // This check may be the process's first CUDA call, made before agio's runtime exists. The
+    // runtime needs eager module loading (src/runtime/gpu_platform.cu says why) and can only
+    // ask for it before CUDA starts, so ask for it here as the runtime would.
+    if (std::getenv("CUDA_MODULE_LOADING") == nullptr) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     // cuFile works in the calling thread's CUDA context: make it the runtime's, which agio and
     // the benchmark use, before the driver looks for one.
     if (const cudaError_t c = cudaFree(nullptr); c != cudaSuccess) {
