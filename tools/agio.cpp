@@ -46,7 +46,7 @@ void usage() {
       "               [--store URI] [--queue-pairs N] [--queue-depth N] [--dim D] [--vocab-scale S] [--vocab-cap N]\n"
       "               [--alpha A] [--criteo FILE] [--out FILE]\n"
       "                                        DLRM inference with embedding tables on storage (AGILE Figures 7-10)\n"
-      "  bench evaluation [--quick | --full] [--backend cpu|auto] [--figures 4,7-10,11,12] [--out-dir DIR]\n"
+      "  bench evaluation [--quick | --full] [--backend cpu|auto] [--figures 4,7-10,7-file,11,12] [--out-dir DIR]\n"
       "                                        the AGILE paper's Figures 4, 7-12 in one run: JSON and PNG plots\n"
       "  info URI                              open a store and print its size and block size");
 }

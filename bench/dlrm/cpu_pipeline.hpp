@@ -1,9 +1,9 @@
 #pragma once
 // The CPU-driven pipeline: what a user would build without agio. Host threads read the blocks a
 // batch needs (batch_plan.hpp) from the store into pinned memory (harness/block_reader.hpp);
-// the GPU copies them in, gathers the rows and computes. Reading batch b + 1 on the host overlaps the GPU's work on
-// batch b (double-buffered). There is no cache: every batch reads every distinct block it looks
-// up.
+// the GPU copies them in, gathers the rows and computes. Reading batch b + 1 on the host
+// overlaps the GPU's work on batch b (double-buffered). There is no cache: every batch reads
+// every distinct block it looks up.
 #include <string>
 #include <vector>
 
