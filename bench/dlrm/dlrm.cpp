@@ -339,29 +339,64 @@ mode_run run_hbm(executor& ex, device_point& p, const table_layout& layout, cons
 }
 
 #if defined(__CUDACC__)
+// The two sets of buffers the baselines without agio take turns with, batch b using set b % 2:
+// the batch's blocks in GPU memory (with pinned staging for them where the host reads them),
+// its slot indices staged in pinned memory and copied in, and an event each mode records once
+// the GPU is done with what the host refills next. Freed on every way out of a run.
+class batch_buffers {
+ public:
+  struct set {
+    std::byte* host_blocks = nullptr;  // only with host staging
+    std::byte* blocks = nullptr;
+    std::uint32_t* staged_indices = nullptr;
+    std::uint32_t* slot_indices = nullptr;
+    cudaEvent_t released{};
+  };
+
+  batch_buffers(runtime& rt, std::uint32_t lookups, bool host_staging)
+      : rt_(rt), blocks_capacity_(std::size_t{lookups} * block_bytes) {
+    const std::size_t index_bytes = std::size_t{lookups} * sizeof(std::uint32_t);
+    for (set& s : sets_) {
+      if (host_staging) s.host_blocks = static_cast<std::byte*>(rt.allocate_host(blocks_capacity_));
+      s.blocks = static_cast<std::byte*>(rt.allocate_device(blocks_capacity_));
+      s.staged_indices = static_cast<std::uint32_t*>(rt.allocate_host(index_bytes));
+      s.slot_indices = static_cast<std::uint32_t*>(rt.allocate_device(index_bytes));
+      cudaEventCreateWithFlags(&s.released, cudaEventDisableTiming);
+    }
+  }
+  ~batch_buffers() {
+    for (set& s : sets_) {
+      cudaEventDestroy(s.released);
+      if (s.host_blocks != nullptr) rt_.free(s.host_blocks);
+      rt_.free(s.blocks);
+      rt_.free(s.staged_indices);
+      rt_.free(s.slot_indices);
+    }
+  }
+  batch_buffers(const batch_buffers&) = delete;
+  batch_buffers& operator=(const batch_buffers&) = delete;
+
+  set& of_batch(std::uint32_t b) { return sets_[b % 2]; }
+  std::size_t blocks_capacity() const { return blocks_capacity_; }  // bytes for a batch's blocks, each set
+
+ private:
+  runtime& rt_;
+  std::size_t blocks_capacity_;
+  set sets_[2];
+};
+
 // The CPU-driven pipeline (GPU only): the host reads batch b + 1 while the GPU works on b.
+// A set's `released` event follows the copies out of its pinned buffers.
 mode_run run_cpu_pipeline(executor& ex, runtime& rt, device_point& p, const table_layout& layout,
                           const cpu_pipeline_reader& reader, const batch_inputs& in) {
-  const std::size_t max_bytes = std::size_t{p.lookups} * block_bytes;
-  std::byte* staging[2];
-  std::byte* blocks[2];
-  std::uint32_t* slot_indices[2];
-  std::uint32_t* staged_indices[2];
-  cudaEvent_t copied[2];
-  for (int i = 0; i < 2; ++i) {
-    staging[i] = static_cast<std::byte*>(rt.allocate_host(max_bytes));
-    blocks[i] = static_cast<std::byte*>(rt.allocate_device(max_bytes));
-    staged_indices[i] = static_cast<std::uint32_t*>(rt.allocate_host(std::size_t{p.lookups} * sizeof(std::uint32_t)));
-    slot_indices[i] = static_cast<std::uint32_t*>(rt.allocate_device(std::size_t{p.lookups} * sizeof(std::uint32_t)));
-    cudaEventCreateWithFlags(&copied[i], cudaEventDisableTiming);
-  }
+  batch_buffers buffers(rt, p.lookups, true);
   const cudaStream_t stream = ex.compute_stream();
   const auto read_batch = [&](std::uint32_t b) {
-    const int s = static_cast<int>(b % 2);
-    throw_on_cuda_error(cudaEventSynchronize(copied[s]), "CPU pipeline copy");  // batch b - 2 has left the slot
+    batch_buffers::set& set = buffers.of_batch(b);
+    throw_on_cuda_error(cudaEventSynchronize(set.released), "CPU pipeline copy");  // batch b - 2 has left the set
     const batch_plan plan = plan_batch(layout, in.indices.data() + std::size_t{b} * p.lookups, p.lookups);
-    reader.read(plan.blocks, staging[s]);
-    std::copy(plan.slot_indices.begin(), plan.slot_indices.end(), staged_indices[s]);
+    reader.read(plan.blocks, set.host_blocks);
+    std::copy(plan.slot_indices.begin(), plan.slot_indices.end(), set.staged_indices);
     return plan.blocks.size();
   };
   mode_run r;
@@ -369,13 +404,13 @@ mode_run run_cpu_pipeline(executor& ex, runtime& rt, device_point& p, const tabl
   std::size_t ready = read_batch(0);
   r.seconds = ex.timed([&] {
     for (std::uint32_t b = 0; b < p.batches; ++b) {
-      const int s = static_cast<int>(b % 2);
-      cudaMemcpyAsync(blocks[s], staging[s], ready * block_bytes, cudaMemcpyHostToDevice, stream);
-      cudaMemcpyAsync(slot_indices[s], staged_indices[s], std::size_t{p.lookups} * sizeof(std::uint32_t),
+      const batch_buffers::set& set = buffers.of_batch(b);
+      cudaMemcpyAsync(set.blocks, set.host_blocks, ready * block_bytes, cudaMemcpyHostToDevice, stream);
+      cudaMemcpyAsync(set.slot_indices, set.staged_indices, std::size_t{p.lookups} * sizeof(std::uint32_t),
                       cudaMemcpyHostToDevice, stream);
-      cudaEventRecord(copied[s], stream);
-      const lookup_map map{p.zero_first_block, slot_indices[s], p.shape.tables, layout.dim, layout.rows_per_block};
-      ex.compute(p.lookups, gather_job<hbm_rows>{hbm_rows{reinterpret_cast<const float*>(blocks[s])}, map, p.lookups,
+      cudaEventRecord(set.released, stream);
+      const lookup_map map{p.zero_first_block, set.slot_indices, p.shape.tables, layout.dim, layout.rows_per_block};
+      ex.compute(p.lookups, gather_job<hbm_rows>{hbm_rows{reinterpret_cast<const float*>(set.blocks)}, map, p.lookups,
                                                  p.buffers.t, p.failures});
       forward(ex.ops(), p.shape, p.buffers, p.dense + std::size_t{b} * p.batch * p.shape.dense, p.batch,
               p.outputs + std::size_t{b} * p.batch);
@@ -384,53 +419,45 @@ mode_run run_cpu_pipeline(executor& ex, runtime& rt, device_point& p, const tabl
   });
   r.failures = p.failed();
   r.probabilities = p.probabilities();
-  for (int i = 0; i < 2; ++i) {
-    cudaEventDestroy(copied[i]);
-    rt.free(staging[i]);
-    rt.free(blocks[i]);
-    rt.free(staged_indices[i]);
-    rt.free(slot_indices[i]);
-  }
   return r;
 }
 
 // The cufile mode (GPU only): the host reads batch b + 1's blocks with cuFile straight into one
-// device buffer while the GPU works on batch b from the other. A buffer (and its pinned slot
-// indices) is refilled only once the gather that read it has run: its `gathered` event.
+// set's device buffer while the GPU works on batch b from the other. A set's `released` event
+// follows the gather that read it.
 mode_run run_cufile(executor& ex, runtime& rt, device_point& p, const table_layout& layout, cufile_reader& reader,
                     const batch_inputs& in) {
-  const std::size_t max_bytes = std::size_t{p.lookups} * block_bytes;
-  std::byte* blocks[2];
-  std::uint32_t* slot_indices[2];
-  std::uint32_t* staged_indices[2];
-  cudaEvent_t gathered[2];
-  for (int i = 0; i < 2; ++i) {
-    blocks[i] = static_cast<std::byte*>(rt.allocate_device(max_bytes));
-    reader.register_buffer(blocks[i], max_bytes);
-    staged_indices[i] = static_cast<std::uint32_t*>(rt.allocate_host(std::size_t{p.lookups} * sizeof(std::uint32_t)));
-    slot_indices[i] = static_cast<std::uint32_t*>(rt.allocate_device(std::size_t{p.lookups} * sizeof(std::uint32_t)));
-    cudaEventCreateWithFlags(&gathered[i], cudaEventDisableTiming);
-  }
+  batch_buffers buffers(rt, p.lookups, false);
+  // Registered for the run, and let go before the buffers are freed (the guard is declared
+  // after them, so it goes first).
+  struct registration {
+    batch_buffers& buffers;
+    cufile_reader& reader;
+    ~registration() {
+      for (std::uint32_t b = 0; b < 2; ++b) reader.deregister_buffer(buffers.of_batch(b).blocks);
+    }
+  } registered{buffers, reader};
+  for (std::uint32_t b = 0; b < 2; ++b) reader.register_buffer(buffers.of_batch(b).blocks, buffers.blocks_capacity());
   const cudaStream_t stream = ex.compute_stream();
   const auto read_batch = [&](std::uint32_t b) {
-    const int s = static_cast<int>(b % 2);
-    throw_on_cuda_error(cudaEventSynchronize(gathered[s]), "cufile mode: gather");  // batch b - 2 is done with the buffer
+    batch_buffers::set& set = buffers.of_batch(b);
+    throw_on_cuda_error(cudaEventSynchronize(set.released), "cufile mode: gather");  // batch b - 2 is done with the set
     const batch_plan plan = plan_batch(layout, in.indices.data() + std::size_t{b} * p.lookups, p.lookups);
-    reader.read(plan.blocks, blocks[s]);
-    std::copy(plan.slot_indices.begin(), plan.slot_indices.end(), staged_indices[s]);
+    reader.read(plan.blocks, set.blocks);
+    std::copy(plan.slot_indices.begin(), plan.slot_indices.end(), set.staged_indices);
   };
   mode_run r;
   p.clear_failures();
   read_batch(0);
   r.seconds = ex.timed([&] {
     for (std::uint32_t b = 0; b < p.batches; ++b) {
-      const int s = static_cast<int>(b % 2);
-      cudaMemcpyAsync(slot_indices[s], staged_indices[s], std::size_t{p.lookups} * sizeof(std::uint32_t),
+      const batch_buffers::set& set = buffers.of_batch(b);
+      cudaMemcpyAsync(set.slot_indices, set.staged_indices, std::size_t{p.lookups} * sizeof(std::uint32_t),
                       cudaMemcpyHostToDevice, stream);
-      const lookup_map map{p.zero_first_block, slot_indices[s], p.shape.tables, layout.dim, layout.rows_per_block};
-      ex.compute(p.lookups, gather_job<hbm_rows>{hbm_rows{reinterpret_cast<const float*>(blocks[s])}, map, p.lookups,
+      const lookup_map map{p.zero_first_block, set.slot_indices, p.shape.tables, layout.dim, layout.rows_per_block};
+      ex.compute(p.lookups, gather_job<hbm_rows>{hbm_rows{reinterpret_cast<const float*>(set.blocks)}, map, p.lookups,
                                                  p.buffers.t, p.failures});
-      cudaEventRecord(gathered[s], stream);
+      cudaEventRecord(set.released, stream);
       forward(ex.ops(), p.shape, p.buffers, p.dense + std::size_t{b} * p.batch * p.shape.dense, p.batch,
               p.outputs + std::size_t{b} * p.batch);
       if (b + 1 < p.batches) read_batch(b + 1);
@@ -438,13 +465,6 @@ mode_run run_cufile(executor& ex, runtime& rt, device_point& p, const table_layo
   });
   r.failures = p.failed();
   r.probabilities = p.probabilities();
-  for (int i = 0; i < 2; ++i) {
-    cudaEventDestroy(gathered[i]);
-    reader.deregister_buffer(blocks[i]);
-    rt.free(blocks[i]);
-    rt.free(staged_indices[i]);
-    rt.free(slot_indices[i]);
-  }
   return r;
 }
 #endif
