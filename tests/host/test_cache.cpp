@@ -212,6 +212,26 @@ TEST(ArrayReader, PinsOncePerLineWalked) {
   EXPECT_GT(c.misses, 0u);
 }
 
+// A walk downwards leaves each line from its first element, where the reader must notice the
+// step into the line below (the offset from the held line's start wraps) and nowhere else.
+TEST(ArrayReader, WalkDownwardsMovesOncePerLine) {
+  runtime rt(cpu_options());
+  rt.attach(device_options{"ram:1M?lba=4096", 2, 16});
+  rt.start();
+  write_pattern(rt, 4);
+  software_cache<cache::clock> cache(rt, {4 * 4096, 4096, 4});
+  const auto arr = cache.array<std::uint32_t>();
+  auto reader = arr.reader(0);
+  unsigned wrong = 0;
+  for (std::uint64_t i = 3 * 1024; i-- > 0;) {
+    std::uint32_t v = 0;
+    if (!reader.get(i, v).ok() || v != i * 7 + 3) wrong++;
+  }
+  EXPECT_EQ(wrong, 0u);
+  const auto c = cache.counters();
+  EXPECT_EQ(c.hits + c.misses + c.hits_on_busy, 3u);
+}
+
 // 64 threads share a two-line cache, each walking eight blocks from a different start: every
 // reader must let go of its line before asking for the next, or the cache stops. Afterwards
 // no pin is left behind.
