@@ -432,11 +432,10 @@ struct model_result {
   step_result native_beside, cache, cold;
   step_result native;  // step 1, on the runtime without a service
   // Per step (BFS level, CC sweep), times native's steps. How many sweeps CC needs depends on
-  // timing: a label lowered early in a sweep travels further within it, so a cold run, slowed
-  // by its misses, has needed one sweep fewer than the preloaded run of the same kernel
-  // (Kronecker, H100, 2026-11-22: 3 against 4), and whole-run differences then came out
-  // negative. BFS levels and SpMV's one step are fixed, and for them this is the plain
-  // difference of run times.
+  // timing (a label lowered early in a sweep travels further within it): a cold Kronecker run
+  // has needed 3 where the preloaded run needed 4 (H100, 2026-11-22), and the difference of
+  // whole runs then came out negative. BFS levels and SpMV's one step are fixed, and for them
+  // this is the plain difference of run times.
   double cache_overhead() const { return (cache.seconds_per_step - native.seconds_per_step) * native.steps; }
   double io_overhead() const { return (cold.seconds_per_step - cache.seconds_per_step) * native.steps; }
 };
