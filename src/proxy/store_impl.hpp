@@ -12,8 +12,16 @@
 
 namespace agio::proxy {
 
-// Text in double quotes, for error messages that name a URI, path or value.
-inline std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
+// Text in double quotes, for error messages that name a URI, path or value. Appended piece by
+// piece: `"\"" + std::string(text)` draws a false -Wrestrict warning from GCC 12 at -O3.
+inline std::string in_quotes(std::string_view text) {
+  std::string quoted;
+  quoted.reserve(text.size() + 2);
+  quoted += '"';
+  quoted += text;
+  quoted += '"';
+  return quoted;
+}
 
 // What a URI's query asks of the store, whichever kind it is.
 struct store_options {
