@@ -187,13 +187,18 @@ void write_pattern(runtime& rt, std::uint64_t blocks) {
   rt.free(buf);
 }
 
+// Attaches `store` to `rt`, starts it and writes the pattern to the store's first `blocks` blocks.
+void start_with_pattern(runtime& rt, const device_options& store, std::uint64_t blocks) {
+  rt.attach(store);
+  rt.start();
+  write_pattern(rt, blocks);
+}
+
 // Readers walking runs of elements read the right values and pin once per line walked, not
 // once per element.
 TEST(ArrayReader, PinsOncePerLineWalked) {
   runtime rt(cpu_options());
-  rt.attach(device_options{"ram:1M?lba=4096", 2, 16});
-  rt.start();
-  write_pattern(rt, 16);
+  start_with_pattern(rt, {"ram:1M?lba=4096", 2, 16}, 16);
   software_cache<cache::clock> cache(rt, {16 * 4096, 4096, 8});
   const auto arr = cache.array<std::uint32_t>();
   constexpr unsigned threads = 16;
@@ -216,9 +221,7 @@ TEST(ArrayReader, PinsOncePerLineWalked) {
 // step into the line below (the offset from the held line's start wraps) and nowhere else.
 TEST(ArrayReader, WalkDownwardsMovesOncePerLine) {
   runtime rt(cpu_options());
-  rt.attach(device_options{"ram:1M?lba=4096", 2, 16});
-  rt.start();
-  write_pattern(rt, 4);
+  start_with_pattern(rt, {"ram:1M?lba=4096", 2, 16}, 4);
   software_cache<cache::clock> cache(rt, {4 * 4096, 4096, 4});
   const auto arr = cache.array<std::uint32_t>();
   auto reader = arr.reader(0);
@@ -237,10 +240,8 @@ TEST(ArrayReader, WalkDownwardsMovesOncePerLine) {
 // no pin is left behind.
 TEST(ArrayReader, TwoLineCacheUnderManyReadersLosesNoPin) {
   runtime rt(short_wait_options(20'000));
-  rt.attach(device_options{"ram:1M?lba=4096", 2, 16});
-  rt.start();
   constexpr std::uint64_t blocks = 8;
-  write_pattern(rt, blocks);
+  start_with_pattern(rt, {"ram:1M?lba=4096", 2, 16}, blocks);
   software_cache<cache::clock> cache(rt, {2 * 4096, 4096, 2});
   const auto arr = cache.array<std::uint32_t>();
   std::atomic<unsigned> wrong{0};
@@ -269,9 +270,7 @@ TEST(ArrayReader, TwoLineCacheUnderManyReadersLosesNoPin) {
 // on with good elements.
 TEST(ArrayReader, FailedReadGivesTheStatusAndMovesOn) {
   runtime rt(short_wait_options(10'000));
-  rt.attach(device_options{"ram:64K?lba=4096&fault=eio@3", 1, 8});
-  rt.start();
-  write_pattern(rt, 2);
+  start_with_pattern(rt, {"ram:64K?lba=4096&fault=eio@3", 1, 8}, 2);
   software_cache<cache::clock> cache(rt, {2 * 4096, 4096, 2});
   const auto arr = cache.array<std::uint32_t>();
   {
