@@ -87,7 +87,7 @@ int evaluation_main(int argc, char** argv, int first) {
   if (wants("4")) status.emplace_back("Figure 4 (overlap)", run_main("overlap", overlap_main, with({}, "overlap.json")));
   if (wants("7-10")) status.emplace_back("Figures 7-10 (dlrm)", run_main("dlrm", dlrm_main, with({}, "dlrm.json")));
   if (wants("7-file")) {
-    // Real I/O on this machine's disk, so the tables are scaled down (210 MiB, four batches) to
+    // Real I/O on this machine's disk, so the tables are scaled down (225 MiB, four batches) to
     // what a disk reads in seconds; cuFile and the CPU pipeline read the same file.
     const std::string store_file = dir + "/dlrm-store.bin";
     const std::vector<std::string> args{"--experiments", "configs", "--configs", "1", "--batches", "4",

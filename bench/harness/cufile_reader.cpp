@@ -17,6 +17,7 @@
 #include <ctime>
 #include <deque>
 #include <stdexcept>
+#include <utility>
 
 #include "harness/block_reader.hpp"
 #include "proxy/store_impl.hpp"
@@ -189,17 +190,19 @@ cufile_reader::cufile_reader(const std::vector<std::string>& uris, std::uint64_t
     : state_(std::make_unique<state>()) {
   state& s = *state_;
   s.stripes = striping{static_cast<std::uint32_t>(uris.size())};
+  std::vector<std::string> paths;
   for (const std::string& uri : uris) {
-    const proxy::store_spec spec = proxy::parse_store_uri(uri);
+    proxy::store_spec spec = proxy::parse_store_uri(uri);
     if (spec.what != proxy::store_spec::kind::file) {
       throw std::invalid_argument("cufile: " + uri + " is not a file: store; cuFile reads files only");
     }
+    paths.push_back(std::move(spec.path));
   }
   if (const std::string& why = driver_error(); !why.empty()) throw std::runtime_error("cufile: " + why);
 
-  for (std::uint32_t d = 0; d < uris.size(); ++d) {
+  for (std::uint32_t d = 0; d < paths.size(); ++d) {
     state::file& f = s.files.emplace_back();
-    f.path = proxy::parse_store_uri(uris[d]).path;
+    f.path = paths[d];
     // cuFile reads with direct I/O; a file without it would be refused at registration.
     f.fd = ::open(f.path.c_str(), O_RDONLY | O_DIRECT);
     if (f.fd < 0) {
