@@ -46,6 +46,27 @@ class temp_file {
   std::filesystem::path path_;
 };
 
+// Divisors for detail::divisor's tests (CPU and GPU): small ones, the sizes agio sets up
+// (elements per 4 KiB line, queue depths, set counts) and both ends of the 32-bit range.
+inline std::vector<std::uint32_t> divisor_edges() {
+  return {1, 2, 3, 5, 7, 8, 12, 64, 255, 256, 341, 1000, 1024, 4095, 4096, 65'535, 65'537, 1'000'003,
+          0x7fff'ffffu, 0x8000'0000u, 0x8000'0001u, 0xffff'fffeu, 0xffff'ffffu};
+}
+
+// Numerators for divisor `d`: around 0, around multiples of d, around the 32-bit boundary and
+// the top of the 64-bit range, and random ones of every width.
+inline std::vector<std::uint64_t> numerator_edges(std::uint32_t d, std::mt19937_64& random) {
+  constexpr std::uint64_t top = ~std::uint64_t{0};
+  std::vector<std::uint64_t> n = {0, 1, d - 1u, d, std::uint64_t{d} + 1, 0xffff'ffffu, 0x1'0000'0000u,
+                                  std::uint64_t{1} << 63, top - 1, top, top / d * d, top / d * d - 1};
+  for (const std::uint64_t k : {std::uint64_t{2}, std::uint64_t{3}, std::uint64_t{1} << 20, std::uint64_t{1} << 31}) {
+    n.push_back(k * d - 1);
+    n.push_back(k * d);
+  }
+  for (int i = 0; i < 2000; ++i) n.push_back(random() >> (i % 64));
+  return n;
+}
+
 inline void run_threads(unsigned count, const std::function<void(unsigned)>& body) {
   std::vector<std::thread> threads;
   for (unsigned t = 0; t < count; ++t) threads.emplace_back(body, t);

@@ -16,6 +16,7 @@
 #include "agio/cache/policies/direct_mapped.hpp"
 #include "agio/cache/policies/lfu_da.hpp"
 #include "agio/cache/software_cache.hpp"
+#include "agio/detail/divisor.hpp"
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "agio/spec/status.hpp"
@@ -134,6 +135,47 @@ void figure1(std::uint32_t queue_pairs, std::uint32_t depth) {
   const auto c = rt.counters();
   EXPECT_EQ(c[0].completed, std::uint64_t{threads} * per_thread);
   EXPECT_GT(c[0].queue_full_retries, 0u);
+}
+
+// detail::divisor on the device, where its multiply-high is __umul64hi, against the host's
+// division operators (the CPU suite checks the host's path the same way).
+struct divide_job {
+  const std::uint64_t* numerators;
+  std::uint32_t count;
+  detail::divisor by;
+  std::uint64_t* quotients;
+  std::uint32_t* remainders;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    for (std::uint32_t i = t; i < count; i += threads) {
+      quotients[i] = by.quotient(numerators[i]);
+      remainders[i] = by.remainder(numerators[i]);
+    }
+  }
+};
+
+TEST(GpuDivisor, MatchesDivisionForEdgeAndRandomOperands) {
+  runtime rt(gpu_options());
+  std::mt19937_64 random(7);
+  for (const std::uint32_t d : test::divisor_edges()) {
+    const std::vector<std::uint64_t> n = test::numerator_edges(d, random);
+    const auto count = static_cast<std::uint32_t>(n.size());
+    auto* numerators = static_cast<std::uint64_t*>(rt.allocate_device(count * sizeof(std::uint64_t)));
+    auto* quotients = static_cast<std::uint64_t*>(rt.allocate_device(count * sizeof(std::uint64_t)));
+    auto* remainders = static_cast<std::uint32_t*>(rt.allocate_device(count * sizeof(std::uint32_t)));
+    rt.copy_to_device(numerators, n.data(), count * sizeof(std::uint64_t));
+    run_job(rt, 1024, divide_job{numerators, count, d, quotients, remainders});
+    std::vector<std::uint64_t> q(count);
+    std::vector<std::uint32_t> r(count);
+    rt.copy_to_host(q.data(), quotients, count * sizeof(std::uint64_t));
+    rt.copy_to_host(r.data(), remainders, count * sizeof(std::uint32_t));
+    rt.free(numerators);
+    rt.free(quotients);
+    rt.free(remainders);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      ASSERT_EQ(q[i], n[i] / d) << n[i] << " / " << d;
+      ASSERT_EQ(r[i], n[i] % d) << n[i] << " % " << d;
+    }
+  }
 }
 
 TEST(GpuFigure1, OneQueuePair) { figure1(1, 16); }

@@ -29,8 +29,10 @@ namespace agio::cache {
 template <class T, class Policy, class Locks = no_lock_chain, class Shares = no_share_table, class IO = controller>
 class array_reader {
  public:
-  AGIO_HD array_reader(const cache_handle<Policy, Locks, Shares, IO>& cache, std::uint32_t dev)
-      : cache_(cache), dev_(dev), per_line_(cache.state.line_bytes / sizeof(T)) {}
+  // `per_line`: elements of T per line (array_view::reader passes its own).
+  AGIO_HD array_reader(const cache_handle<Policy, Locks, Shares, IO>& cache, std::uint32_t dev,
+                       detail::divisor per_line)
+      : cache_(cache), dev_(dev), per_line_(per_line) {}
   array_reader(const array_reader&) = delete;
   array_reader& operator=(const array_reader&) = delete;
   AGIO_HD ~array_reader() { release(); }
@@ -44,7 +46,7 @@ class array_reader {
     // larger on a uniform graph and 2.3-2.7x on a Kronecker one (H100, 2026-11-22).
     std::uint64_t offset = index - first_;
     if (line_ == no_line || offset >= per_line_) {
-      const std::uint64_t block = index / per_line_;
+      const std::uint64_t block = per_line_.quotient(index);
       const status moved = move_to(block);
       if (!moved.ok()) return moved;
       offset = index - first_;
@@ -86,7 +88,7 @@ class array_reader {
 
   cache_handle<Policy, Locks, Shares, IO> cache_;
   std::uint32_t dev_;
-  std::uint64_t per_line_;
+  detail::divisor per_line_;
   std::uint32_t line_ = no_line;
   std::uint64_t first_ = 0;  // the element index of the held line's first element
   const std::byte* data_ = nullptr;

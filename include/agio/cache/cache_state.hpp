@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "agio/detail/atomic.hpp"
+#include "agio/detail/divisor.hpp"
 #include "agio/detail/thread_id.hpp"
 
 namespace agio::cache {
@@ -63,7 +64,7 @@ struct cache_state {
   std::uint32_t line_count = 0;
   std::uint32_t line_bytes = 0;
   std::uint32_t ways = 0;                   // lines per set
-  std::uint32_t set_count = 0;              // line_count / ways
+  detail::divisor set_count;                // line_count / ways (set_of divides by it)
 };
 
 // Adds `n` to counter `field` from every calling lane, with one atomic per group of lanes that

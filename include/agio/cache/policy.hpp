@@ -32,7 +32,7 @@ class cache_policy {
   // sequential scan spreads evenly; devices are offset from one another.
   AGIO_HD std::uint32_t set_of(const cache_state& c, std::uint64_t tag) const {
     const std::uint64_t spread = tag_block(tag) + std::uint64_t{tag_device(tag)} * 0x9e3779b1u;
-    return static_cast<std::uint32_t>(spread % c.set_count);
+    return c.set_count.remainder(spread);
   }
   AGIO_HD void on_hit(const cache_state&, std::uint32_t /*line*/) const {}
   AGIO_HD void on_insert(const cache_state&, std::uint32_t /*set*/, std::uint32_t /*line*/) const {}

@@ -258,7 +258,7 @@ class basic_controller : public io::io_state {
                               std::uint64_t position, const spec::command* raw,
                               spec::opcode op, const io::device_info& info, std::uint64_t lba, std::uint32_t blocks,
                               void* buffer, std::uint32_t bytes, std::uint32_t record) {
-    const std::uint32_t slot = static_cast<std::uint32_t>(position % qp.depth);
+    const std::uint32_t slot = qp.depth.remainder(position);
     const std::uint16_t cid = static_cast<std::uint16_t>(slot);
     qp.cid_to_tx[slot] = record;
     spec::command cmd;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "agio/detail/divisor.hpp"
 #include "agio/detail/platform.hpp"
 #include "agio/spec/nvme.hpp"
 
@@ -64,7 +65,7 @@ struct queue_pair {
   sq_control* control;
   cq_poll_state* poll;
 
-  std::uint32_t depth;            // submission entries; at most depth - 1 outstanding
+  detail::divisor depth;          // submission entries; at most depth - 1 outstanding
   std::uint32_t cq_depth;         // a multiple of 32, at least depth + 32
   std::uint32_t prp_list_entries;
   std::uint32_t qid;              // NVMe queue identifier (1-based per device)

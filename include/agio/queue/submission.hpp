@@ -28,8 +28,8 @@ using detail::scope;
 // depth - 1 commands between head and tail.
 AGIO_HD inline bool claimable(const queue_pair& qp, std::uint64_t p) {
   // Acquire pairs with the service's release when it retires the entry's previous command.
-  return detail::load<scope::device>(qp.states[p % qp.depth], detail::acquire) == sqe_word(p, sqe_empty) &&
-         detail::load<scope::device>(qp.states[(p + 1) % qp.depth], detail::acquire) == sqe_word(p + 1, sqe_empty);
+  return detail::load<scope::device>(qp.states[qp.depth.remainder(p)], detail::acquire) == sqe_word(p, sqe_empty) &&
+         detail::load<scope::device>(qp.states[qp.depth.remainder(p + 1)], detail::acquire) == sqe_word(p + 1, sqe_empty);
 }
 
 // Claims consecutive submission positions for the lanes of `group` (every lane of it calls this
@@ -85,7 +85,7 @@ AGIO_HD inline void advance_tail(const queue_pair& qp) {
   while (t - start < qp.depth) {
     std::uint64_t words[batch];
     for (std::uint32_t k = 0; k < batch; ++k) {
-      words[k] = detail::load<scope::device>(qp.states[(t + k) % qp.depth], detail::batch_load);
+      words[k] = detail::load<scope::device>(qp.states[qp.depth.remainder(t + k)], detail::batch_load);
     }
     std::uint32_t run = 0;
     for (std::uint32_t k = 0; k < batch; ++k) {
@@ -95,7 +95,7 @@ AGIO_HD inline void advance_tail(const queue_pair& qp) {
     // publish to the controller below.
     detail::batch_load_fence<scope::device>();
     for (std::uint32_t k = 0; k < run; ++k) {
-      detail::store<scope::device>(qp.states[(t + k) % qp.depth], sqe_word(t + k, sqe_issued), detail::relaxed);
+      detail::store<scope::device>(qp.states[qp.depth.remainder(t + k)], sqe_word(t + k, sqe_issued), detail::relaxed);
     }
     t += run;
     if (run < batch) break;
@@ -105,8 +105,7 @@ AGIO_HD inline void advance_tail(const queue_pair& qp) {
   detail::store<scope::device>(qp.control->tail, t, detail::release);
   // System-scope release pairs with the controller's acquire of the doorbell: every command
   // byte before the new tail is visible to it.
-  detail::store<scope::system>(*qp.sq_tail_doorbell, static_cast<std::uint32_t>(t % qp.depth),
-                               detail::release);
+  detail::store<scope::system>(*qp.sq_tail_doorbell, qp.depth.remainder(t), detail::release);
 }
 
 // Publishes the command already written at `position` (Algorithm 2, lines 6-10) by every lane
@@ -114,7 +113,7 @@ AGIO_HD inline void advance_tail(const queue_pair& qp) {
 // the bound is the progress of earlier submitters, who are only writing their entries and never
 // wait for I/O.
 AGIO_HD inline void publish(const queue_pair& qp, const detail::warp::lane_group& group, std::uint64_t position) {
-  const std::uint32_t slot = static_cast<std::uint32_t>(position % qp.depth);
+  const std::uint32_t slot = qp.depth.remainder(position);
   // Release pairs with advance_tail's acquire: the command bytes precede the state change.
   detail::store<scope::device>(qp.states[slot], sqe_word(position, sqe_updated), detail::release);
   // The group's entries are all UPDATED before any of its lanes moves the tail, so the first
