@@ -200,7 +200,17 @@ struct step_result {
   std::uint32_t steps = 0;      // of the last run
   bool ok = true;
   double hit_rate = -1;
+  // Lanes served per cache access: an access made by one lane for the lanes of its warp that
+  // want the same line serves them all (cache_counters::coalesced_in_warp). How well a kernel's
+  // warps stay together at their accesses decides how many atomics its hits cost.
+  double lanes_per_access = -1;
 };
+
+// Over all of a cache's accesses since its counters were reset.
+double lanes_per_access(const cache_counters& n) {
+  const std::uint64_t accesses = n.hits + n.misses + n.hits_on_busy;
+  return accesses == 0 ? -1 : static_cast<double>(accesses + n.coalesced_in_warp) / static_cast<double>(accesses);
+}
 
 // With `warm_up`, one run first that is checked but not timed, so that one-time costs (first
 // touches of fresh allocations, cold TLBs and L2) do not land in a timed run; a median of two
@@ -261,6 +271,7 @@ step_result cache_step(const bench_context& b, const graph_case& c, const vertex
   step_result s = repeat(b.reps, false, [&] { return cached_run(b, c, v, k, *cache); });
   s.ok = s.ok && warm_ok;
   s.hit_rate = cache->counters().hit_rate();
+  s.lanes_per_access = lanes_per_access(cache->counters());
   b.rt.check();
   return s;
 }
@@ -273,11 +284,11 @@ step_result cold_step(const bench_context& b, const graph_case& c, const vertex_
     auto cache = whole_cache<policy, IO>(b.rt, c.blocks_for(k));
     const one_run r = cached_run(b, c, v, k, *cache);
     const cache_counters n = cache->counters();
-    sum.hits += n.hits;
-    sum.misses += n.misses;
+    sum += n;
     return r;
   });
   s.hit_rate = sum.hit_rate();
+  s.lanes_per_access = lanes_per_access(sum);
   b.rt.check();
   return s;
 }
@@ -474,8 +485,9 @@ std::string rate(double r) {
 void print_results(const std::vector<graph_case>& cases, const std::vector<kernel_result>& results) {
   for (const graph_case& c : cases) {
     std::printf("\n%s: %s\n", c.name.c_str(), c.description.c_str());
-    std::printf("%-6s %-14s %10s %10s %10s %10s %13s %11s %9s %6s %s\n", "kernel", "model", "native_ms", "beside_ms",
-                "cache_ms", "cold_ms", "cache_api_ms", "io_api_ms", "cold_hit", "steps", "check");
+    std::printf("%-6s %-14s %10s %10s %10s %10s %13s %11s %9s %11s %6s %s\n", "kernel", "model", "native_ms",
+                "beside_ms", "cache_ms", "cold_ms", "cache_api_ms", "io_api_ms", "cold_hit", "cache_lanes", "steps",
+                "check");
     bool compared = false, met = true;
     std::string missed;
     for (const kernel_result& r : results) {
@@ -483,10 +495,10 @@ void print_results(const std::vector<graph_case>& cases, const std::vector<kerne
       const char* k = name_of(r.k);
       for (const model_result& m : r.models) {
         const bool ok = m.native_beside.ok && m.cache.ok && m.cold.ok && r.native.ok;
-        std::printf("%-6s %-14s %10s %10s %10s %10s %13s %11s %9s %6u %s\n", k, name_of(m.model), ms(r.native).c_str(),
-                    ms(m.native_beside).c_str(), ms(m.cache).c_str(), ms(m.cold).c_str(),
+        std::printf("%-6s %-14s %10s %10s %10s %10s %13s %11s %9s %11.2f %6u %s\n", k, name_of(m.model),
+                    ms(r.native).c_str(), ms(m.native_beside).c_str(), ms(m.cache).c_str(), ms(m.cold).c_str(),
                     ms(m.cache_overhead()).c_str(), ms(m.io_overhead()).c_str(), rate(m.cold.hit_rate).c_str(),
-                    m.cold.steps, ok ? "ok" : "FAILED");
+                    m.cache.lanes_per_access, m.cold.steps, ok ? "ok" : "FAILED");
         if (m.cache.steps != r.native.steps || m.cold.steps != r.native.steps) {
           std::printf("%-6s %-14s steps: native %u, cache %u, cold %u; overheads are per step, times %u\n", k,
                       name_of(m.model), r.native.steps, m.cache.steps, m.cold.steps, r.native.steps);
@@ -494,8 +506,8 @@ void print_results(const std::vector<graph_case>& cases, const std::vector<kerne
       }
       for (const auto& [model, step] : {std::pair{"unified_memory", &r.unified}, std::pair{"cpu_pipeline", &r.pipeline}}) {
         if (!step->measured) continue;
-        std::printf("%-6s %-14s %10s %10s %10s %10s %13s %11s %9s %6u %s\n", k, model, ms(r.native).c_str(), "-", "-",
-                    ms(*step).c_str(), "-", "-", "-", step->steps, step->ok ? "ok" : "FAILED");
+        std::printf("%-6s %-14s %10s %10s %10s %10s %13s %11s %9s %11s %6u %s\n", k, model, ms(r.native).c_str(), "-",
+                    "-", ms(*step).c_str(), "-", "-", "-", "-", step->steps, step->ok ? "ok" : "FAILED");
       }
       const model_result* agio = find_model(r, io_model::async);
       const model_result* bam = find_model(r, io_model::bam_style);
@@ -530,6 +542,7 @@ json_object step_json(json_object o, const char* step, const step_result& s) {
   o.set("step", std::string(step)).set("seconds", s.seconds).set("seconds_per_step", s.seconds_per_step);
   o.set("steps", std::int64_t{s.steps}).set("verified", s.ok);
   if (s.hit_rate >= 0) o.set("hit_rate", s.hit_rate);
+  if (s.lanes_per_access >= 0) o.set("lanes_per_access", s.lanes_per_access);
   return o;
 }
 
