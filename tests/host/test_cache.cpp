@@ -2,6 +2,7 @@
 // caches under many threads (the randomized run against a shadow model is test_cache_shadow.cpp).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <cstring>
 
@@ -290,6 +291,49 @@ TEST(ArrayReader, FailedReadGivesTheStatusAndMovesOn) {
   std::uint32_t v = 0;
   EXPECT_TRUE(first.get(1, v).ok());
   EXPECT_TRUE(second.get(1024 * 2, v).ok());
+}
+
+// Elements whose size does not divide the line (12 bytes: 341 to a 4 KiB line, 4 bytes left
+// over) are found through the general path, by the reader and by the view alike.
+TEST(ArrayReader, ElementsOfTwelveBytesSkipEachLinesTail) {
+  runtime rt(cpu_options());
+  start_with_pattern(rt, {"ram:1M?lba=4096", 2, 16}, 8);
+  software_cache<cache::clock> cache(rt, {8 * 4096, 4096, 8});
+  struct triple {
+    std::uint32_t a, b, c;
+  };
+  const auto arr = cache.array<triple>();
+  constexpr std::uint64_t per_line = 4096 / sizeof(triple);
+  const auto first_word = [&](std::uint64_t i) { return i / per_line * 1024 + i % per_line * 3; };
+  unsigned wrong = 0;
+  auto reader = arr.reader(0);
+  for (std::uint64_t i = 0; i < 5 * per_line + 7; ++i) {
+    triple t{};
+    const std::uint64_t w = first_word(i);
+    if (!reader.get(i, t).ok() || t.a != w * 7 + 3 || t.b != (w + 1) * 7 + 3 || t.c != (w + 2) * 7 + 3) wrong++;
+  }
+  EXPECT_EQ(wrong, 0u);
+  triple t{};
+  ASSERT_TRUE(arr.get(0, 3 * per_line - 1, t).ok());
+  EXPECT_EQ(t.c, (first_word(3 * per_line - 1) + 2) * 7 + 3);
+}
+
+// An index whose byte offset does not fit in 64 bits is refused, not wrapped onto a block that
+// exists.
+TEST(ArrayReader, IndexPastAnyStorageIsAnInvalidArgument) {
+  runtime rt(cpu_options());
+  start_with_pattern(rt, {"ram:1M?lba=4096", 2, 16}, 1);
+  software_cache<cache::clock> cache(rt, {4 * 4096, 4096, 4});
+  const auto arr = cache.array<std::uint32_t>();
+  const std::uint64_t wraps_to_element_5 = (std::uint64_t{1} << 62) + 5;  // times 4: 20 bytes
+  auto reader = arr.reader(0);
+  std::uint32_t v = 0;
+  EXPECT_EQ(reader.get(wraps_to_element_5, v).result, outcome::invalid_argument);
+  EXPECT_EQ(arr.get(0, wraps_to_element_5, v).result, outcome::invalid_argument);
+  ASSERT_TRUE(reader.get(5, v).ok());
+  EXPECT_EQ(v, 5u * 7 + 3);
+  using larger_than_a_line = std::array<std::byte, 8192>;
+  EXPECT_THROW(cache.array<larger_than_a_line>(), std::invalid_argument);
 }
 
 TEST(TinyCache, OneLineUnder1024Threads) { tiny_cache<cache::direct_mapped>(1); }

@@ -26,13 +26,36 @@
 
 namespace agio::cache {
 
+// Elements of T per line of cache `c`: line_bytes / sizeof(T) (a tail too short for one more
+// element stays unused).
+template <class T>
+AGIO_HD std::uint32_t elements_per_line(const cache_state& c) {
+  return c.line_bytes / static_cast<std::uint32_t>(sizeof(T));
+}
+
+// The block holding element `index` of an array of T laid out from block 0 on. False for an
+// index whose byte offset does not fit in 64 bits (past any storage).
+template <class T>
+AGIO_HD bool block_of_element(const cache_state& c, std::uint64_t index, std::uint64_t& block) {
+  if constexpr (512 % sizeof(T) == 0) {
+    // Line sizes are multiples of 512 (software_cache checks), so such a T divides them and
+    // the element's byte offset over the line size is its block: a multiply and shifts through
+    // the cache's own divisor. A divisor of the array's own (elements per line) held in each
+    // reader cost the graph kernels 6 registers, BFS's the third block of 256 threads per SM
+    // (ptxas, sm_90, 2026-11-23).
+    if (index > ~std::uint64_t{0} / sizeof(T)) return false;
+    block = c.line_bytes.quotient(index * sizeof(T));
+  } else {
+    block = index / elements_per_line<T>(c);  // rare element sizes: a 64-bit division
+  }
+  return true;
+}
+
 template <class T, class Policy, class Locks = no_lock_chain, class Shares = no_share_table, class IO = controller>
 class array_reader {
  public:
-  // `per_line`: elements of T per line (array_view::reader passes its own).
-  AGIO_HD array_reader(const cache_handle<Policy, Locks, Shares, IO>& cache, std::uint32_t dev,
-                       detail::divisor per_line)
-      : cache_(cache), dev_(dev), per_line_(per_line) {}
+  AGIO_HD array_reader(const cache_handle<Policy, Locks, Shares, IO>& cache, std::uint32_t dev)
+      : cache_(cache), dev_(dev) {}
   array_reader(const array_reader&) = delete;
   array_reader& operator=(const array_reader&) = delete;
   AGIO_HD ~array_reader() { release(); }
@@ -45,8 +68,12 @@ class array_reader {
     // run-time line length on every read made the graph kernels' cache-API overhead 15-22%
     // larger on a uniform graph and 2.3-2.7x on a Kronecker one (H100, 2026-11-22).
     std::uint64_t offset = index - first_;
-    if (line_ == no_line || offset >= per_line_) {
-      const std::uint64_t block = per_line_.quotient(index);
+    if (line_ == no_line || offset >= elements_per_line<T>(cache_.state)) {
+      std::uint64_t block = 0;
+      if (!block_of_element<T>(cache_.state, index, block)) {
+        release();
+        return {outcome::invalid_argument, 0};
+      }
       const status moved = move_to(block);
       if (!moved.ok()) return moved;
       offset = index - first_;
@@ -81,14 +108,13 @@ class array_reader {
     line = detail::warp::from_leader(group, line);
     if (!result.ok()) return result;
     line_ = line;
-    first_ = block * per_line_;
+    first_ = block * elements_per_line<T>(cache_.state);
     data_ = cache_.line_data(line);
     return result;
   }
 
   cache_handle<Policy, Locks, Shares, IO> cache_;
   std::uint32_t dev_;
-  detail::divisor per_line_;
   std::uint32_t line_ = no_line;
   std::uint64_t first_ = 0;  // the element index of the held line's first element
   const std::byte* data_ = nullptr;

@@ -20,10 +20,8 @@ template <class T, class Policy, class Locks = no_lock_chain, class Shares = no_
 class array_view {
  public:
   cache_handle<Policy, Locks, Shares, IO> cache;
-  // Elements per line, set up once where the view is made (detail/divisor.hpp says why).
-  detail::divisor per_line = static_cast<std::uint32_t>(cache.state.line_bytes / sizeof(T));
 
-  AGIO_HD std::uint64_t size(std::uint32_t dev) const { return cache.blocks(dev) * per_line; }
+  AGIO_HD std::uint64_t size(std::uint32_t dev) const { return cache.blocks(dev) * elements_per_line<T>(cache.state); }
 
   // Reads element `index` of device `dev` into `out`.
   AGIO_HD status get(std::uint32_t dev, std::uint64_t index, T& out) const {
@@ -37,7 +35,7 @@ class array_view {
 
   // A thread's reader of device `dev`'s elements, cheaper than get() for runs of neighbouring
   // elements: it keeps its last line pinned (array_reader.hpp).
-  AGIO_HD array_reader<T, Policy, Locks, Shares, IO> reader(std::uint32_t dev) const { return {cache, dev, per_line}; }
+  AGIO_HD array_reader<T, Policy, Locks, Shares, IO> reader(std::uint32_t dev) const { return {cache, dev}; }
 
   class row {
    public:
@@ -58,8 +56,9 @@ class array_view {
  private:
   template <class Touch>
   AGIO_HD status access(std::uint32_t dev, std::uint64_t index, Touch&& touch, bool writes) const {
-    const std::uint64_t block = per_line.quotient(index);
-    const std::uint64_t offset = index - block * per_line;
+    std::uint64_t block = 0;
+    if (!block_of_element<T>(cache.state, index, block)) return {outcome::invalid_argument, 0};
+    const std::uint64_t offset = index - block * elements_per_line<T>(cache.state);
     const deadline limit = deadline::after_ns(cache.wait_timeout_ns);
     const status cleared =
         writes ? cache.before_cache_write(dev, block, static_cast<std::uint32_t>(offset * sizeof(T)), sizeof(T))

@@ -62,7 +62,7 @@ struct cache_state {
   void* policy_state = nullptr;             // the policy's own per-line / per-set words
   cache_counters* counters = nullptr;       // counter_stripes of them
   std::uint32_t line_count = 0;
-  std::uint32_t line_bytes = 0;
+  detail::divisor line_bytes;               // element readers divide byte offsets by it
   std::uint32_t ways = 0;                   // lines per set
   detail::divisor set_count;                // line_count / ways (set_of divides by it)
 };

@@ -173,8 +173,14 @@ class software_cache {
 
   // What kernels take (by value).
   const handle& device() const { return handle_; }
+  // Elements of T as arr[dev][i], line_bytes / sizeof(T) of them per line.
   template <class T>
   cache::array_view<T, Policy, Locks, Shares, IO> array() const {
+    if (sizeof(T) > handle_.state.line_bytes) {
+      throw std::invalid_argument("agio: an array element of " + std::to_string(sizeof(T)) +
+                                  " bytes does not fit in a cache line of " +
+                                  std::to_string(handle_.state.line_bytes) + " bytes");
+    }
     return {handle_};
   }
 
