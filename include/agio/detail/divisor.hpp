@@ -1,12 +1,12 @@
 #pragma once
-// A 32-bit divisor fixed at run time (a cache's set count, a queue's depth, elements per cache
-// line) that divides 64-bit numbers by a multiply and shifts instead of a division.
+// A 32-bit divisor fixed at run time (a cache's set count and line size, a queue's depth) that
+// divides 64-bit numbers by a multiply and shifts instead of a division.
 //
 // Why: GPUs have no 64-bit integer division. nvcc calls a subroutine of some 70 instructions
 // for each `n / d` or `n % d` on 64-bit operands, and every call site keeps the caller's live
 // values in registers of their own. In the cache kernels those calls (set lookup, queue slots,
 // the array reader's line index) set the register high-water mark: the graph benchmark's
-// connected-components kernel needed 98 registers with them and 80 with this class, which
+// connected-components kernel needed 98 registers with them and 78 with this class, which
 // is 2 or 3 blocks of 256 threads per SM (ptxas, sm_90, 2026-11-23).
 //
 // The method is Granlund and Montgomery's for unsigned division by invariant integers ("Division
