@@ -9,6 +9,8 @@
 #include <span>
 #include <stdexcept>
 
+#include "agio/detail/backoff.hpp"
+#include "agio/queue/view_sequences.hpp"
 #include "agio/spec/nvme.hpp"
 #include "agio/spec/prp.hpp"
 #include "agio/spec/status.hpp"
@@ -43,6 +45,17 @@ bool aligned_to(const void* p, std::uint32_t alignment) {
   return reinterpret_cast<std::uintptr_t>(p) % alignment == 0;
 }
 
+// Keeps a store channel or copy engine that still has I/O in flight for the rest of the
+// process: destroying it would free or unmap what the kernel or the GPU may still write. Held
+// by a list that is itself never freed, so leak checkers see it as reachable.
+template <class T>
+void keep_forever(std::unique_ptr<T> object) {
+  static std::mutex mutex;
+  static auto* kept = new std::vector<std::unique_ptr<T>>();
+  std::lock_guard lock(mutex);
+  kept->push_back(std::move(object));
+}
+
 }  // namespace
 
 struct nvme_controller::worker {
@@ -62,6 +75,8 @@ struct nvme_controller::worker {
     std::byte* io_buffer = nullptr;
     std::byte* user = nullptr;
     std::vector<segment> segments;  // for scatter_to_user
+    std::uint64_t declared_address = 0;  // a raw command's queue::declared_buffer
+    std::uint64_t declared_bytes = 0;
     std::uint64_t fetched_ns = 0;
     std::uint64_t store_started_ns = 0;
   };
@@ -75,15 +90,20 @@ struct nvme_controller::worker {
     std::uint32_t cq_tail = 0;
     bool phase = true;
     std::vector<command_state> commands;  // by command identifier
+    std::vector<std::uint8_t> outstanding;  // by command identifier: fetched, not yet completed
     std::deque<std::pair<std::uint16_t, std::uint16_t>> waiting_for_cq_space;  // (cid, status)
   };
 
-  worker(nvme_controller& owner, const iova_table& iova, const controller_options& options)
-      : owner_(owner), iova_(iova), options_(options) {}
+  worker(nvme_controller& owner, const iova_table& iova, const controller_options& options, unsigned number)
+      : owner_(owner), iova_(iova), options_(options), number_(number) {}
 
   nvme_controller& owner_;
   iova_table::reader iova_;
   controller_options options_;
+  unsigned number_;
+  // Not ok once the thread has failed or the abort deadline has passed: every command fetched
+  // from then on is answered with this status at once, without the store.
+  std::uint16_t refusal_ = ok_status;
   std::vector<queue_state> queues_;
   std::vector<std::unique_ptr<store_channel>> channels_;  // by device; null where not served
   std::vector<std::deque<store_io>> backlog_;             // by device: I/Os the channel had no room for
@@ -96,14 +116,64 @@ struct nvme_controller::worker {
 
   device_endpoint& device_of(const queue_state& q) { return owner_.devices_[q.device]; }
 
+  // A store, copy-engine or memory failure must not leave the queues unserved: the thread
+  // then answers everything with an error until stop(), without the parts that failed. Only
+  // an exception out of that plain loop (memory exhausted again) ends the thread.
   void run() {
+    try {
+      serve();
+      return;
+    } catch (const std::exception& e) {
+      fail(e.what());
+    }
+    serve();
+  }
+
+  void fail(const std::string& what) {
+    const std::string failure = "controller thread " + std::to_string(number_) + " failed: " + what;
+    owner_.note_thread_failure(failure);
+    for (const queue_state& q : queues_) owner_.note_store_error(q.device, failure);
+    abandon(generic_error(spec::generic::internal_error));
+    // What is left has nothing in flight; the thread never uses it again.
+    for (auto& ch : channels_) ch.reset();
+    engine_.reset();
+  }
+
+  // Answers every command fetched and not yet completed with `status`, and every later one;
+  // lets go of channels and the copy engine that still hold I/O (keep_forever).
+  void abandon(std::uint16_t status) {
+    refusal_ = status;
+    for (auto& waiting : backlog_) waiting.clear();
+    for (auto& ch : channels_) {
+      if (ch && ch->in_flight() != 0) {
+        owner_.note_abandoned(ch->in_flight());
+        keep_forever(std::move(ch));
+      }
+    }
+    if (engine_ && engine_->in_flight() != 0) {
+      owner_.note_abandoned(engine_->in_flight());
+      keep_forever(std::move(engine_));
+    }
+    for (queue_state& q : queues_) {
+      for (std::size_t cid = 0; cid < q.outstanding.size(); ++cid) {
+        if (q.outstanding[cid] != 0) complete(q, static_cast<std::uint16_t>(cid), status);
+      }
+    }
+  }
+
+  void serve() {
     std::uint64_t idle_since = 0;
     std::uint32_t sleep_us = 1;
     for (;;) {
       bool worked = false;
       const bool stopping = owner_.stopping_.load(std::memory_order_acquire);
-      const bool past_deadline = stopping && steady_ns() >= owner_.stop_deadline_ns_.load(std::memory_order_relaxed);
-      if (!past_deadline) {
+      // Relaxed: the deadline is a value of its own, published with no data behind it. The
+      // clock is read only once there is a deadline, to keep it off the busy loop.
+      const std::uint64_t abort_ns = owner_.abort_ns_.load(std::memory_order_relaxed);
+      const bool past_deadline = abort_ns != no_deadline && steady_ns() >= abort_ns;
+      if (past_deadline && refusal_ == ok_status) abandon(generic_error(spec::generic::aborted_sq_deletion));
+      // Past the deadline of a stop nothing is left to retire completions: stop fetching.
+      if (!(stopping && past_deadline)) {
         for (queue_state& q : queues_) worked |= fetch(q);
       }
       worked |= drive_stores();
@@ -139,6 +209,7 @@ struct nvme_controller::worker {
   }
 
   // Nothing fetched is still unfinished (and, before the deadline, no doorbell is pending).
+  // Past the deadline, completions the queue has no room for are dropped.
   bool quiet(bool past_deadline) {
     if (waiting_for_store()) return false;
     for (const auto& b : backlog_) {
@@ -164,7 +235,13 @@ struct nvme_controller::worker {
       spec::command cmd;
       std::memcpy(&cmd, &q.qp.sq[q.sq_head], sizeof cmd);
       q.sq_head = (q.sq_head + 1) % q.qp.depth;
-      execute(q, cmd);
+      if (cmd.cid() < q.qp.depth) q.outstanding[cmd.cid()] = 1;
+      if (refusal_ == ok_status) {
+        execute(q, cmd);
+      } else {
+        q.counters->commands.fetch_add(1, std::memory_order_relaxed);
+        complete(q, cmd.cid(), refusal_);
+      }
       fetched = true;
     }
     return fetched;
@@ -177,7 +254,7 @@ struct nvme_controller::worker {
     command_state& state = q.commands[cid];
     state = command_state{};
     state.fetched_ns = steady_ns();
-    std::atomic_ref<std::uint64_t>(q.qp.deferred_source[cid]).store(0, std::memory_order_relaxed);
+    take_data_path_records(q, cid, state);
     device_endpoint& dev = device_of(q);
     if (cmd.nsid != dev.nsid) return complete(q, cid, generic_error(spec::generic::invalid_namespace));
     // PSDT selects SGLs, which this controller does not offer.
@@ -193,6 +270,19 @@ struct nvme_controller::worker {
       default:
         return complete(q, cid, generic_error(spec::generic::invalid_opcode));
     }
+  }
+
+  // Before anything else of a fetched command: nothing to copy for it yet, and the buffer its
+  // submitter declared (if raw), taken and cleared so that the typed commands that use the
+  // entry next, which declare none, are not held to it.
+  static void take_data_path_records(queue_state& q, std::uint16_t cid, command_state& state) {
+    std::atomic_ref<std::uint64_t>(q.qp.deferred[cid].source).store(0, std::memory_order_relaxed);
+    queue::declared_buffer& declared = q.qp.buffers[cid];
+    std::atomic_ref<std::uint64_t> bytes(declared.bytes);
+    state.declared_bytes = bytes.load(std::memory_order_relaxed);
+    if (!queue::is_declared(state.declared_bytes)) return;
+    state.declared_address = std::atomic_ref<std::uint64_t>(declared.address).load(std::memory_order_relaxed);
+    bytes.store(0, std::memory_order_relaxed);
   }
 
   void execute_rw(queue_state& q, std::uint16_t cid, const spec::command& cmd, command_state& state) {
@@ -229,6 +319,16 @@ struct nvme_controller::worker {
       }
       state.segments = scratch_;
     }
+    // A raw command's buffer must be what its PRPs name (one run: same address and length), or
+    // none for a command of several runs, whose data the controller moves itself. Otherwise a
+    // staged write would store whatever its bounce slot held, and a deferred read would be
+    // copied to memory nobody checked, for as many bytes as the submitter said.
+    if (queue::is_declared(state.declared_bytes)) {
+      const bool right = whole ? state.declared_address == scratch_[0].address &&
+                                     queue::bytes_declared(state.declared_bytes) == state.bytes
+                               : state.declared_address == 0;
+      if (!right) return complete(q, cid, generic_error(spec::generic::invalid_field));
+    }
     std::byte* bounce = q.qp.bounce + std::uint64_t{cid} * q.qp.slot_bytes;
     const bool direct = whole && whole->kind == region_kind::host && aligned_to(whole->address, backing.buffer_alignment());
     const store_op op = state.op == spec::opcode::read ? store_op::read : store_op::write;
@@ -238,12 +338,18 @@ struct nvme_controller::worker {
       if (direct) {
         state.io_buffer = whole->address;
       } else if (whole && options_.mover == data_mover::gpu_warps) {
-        // Leave the data in host memory and let the service copy it; a RAM store needs no
-        // bounce slot at all.
+        // Leave the data in host memory and let the service copy it to the checked PRP target;
+        // a RAM store needs no bounce slot at all (on_store_done adds what the copy checks).
         std::byte* view = backing.host_view();
         std::byte* source = view ? view + state.offset : bounce;
         state.io_buffer = view ? nullptr : bounce;
-        std::atomic_ref<std::uint64_t>(q.qp.deferred_source[cid])
+        queue::deferred_copy& deferred = q.qp.deferred[cid];
+        // Relaxed: the completion entry's release orders them.
+        std::atomic_ref<std::uint64_t>(deferred.destination)
+            .store(reinterpret_cast<std::uint64_t>(whole->address), std::memory_order_relaxed);
+        std::atomic_ref<std::uint64_t>(deferred.bytes).store(state.bytes, std::memory_order_relaxed);
+        std::atomic_ref<std::uint64_t>(deferred.check).store(0, std::memory_order_relaxed);
+        std::atomic_ref<std::uint64_t>(deferred.source)
             .store(reinterpret_cast<std::uint64_t>(source), std::memory_order_relaxed);
       } else if (whole && whole->kind == region_kind::device) {
         state.io_buffer = bounce;
@@ -257,8 +363,8 @@ struct nvme_controller::worker {
       return submit_store(q, store_io{op, state.offset, state.bytes, state.io_buffer, tag});
     }
 
-    if (q.qp.stage_writes != 0) {
-      state.io_buffer = bounce;  // the submitter copied the data there before the doorbell
+    if (q.qp.stage_writes != 0 && whole) {
+      state.io_buffer = bounce;  // the submitter staged its buffer, the PRP target, before the doorbell
     } else if (direct) {
       state.io_buffer = whole->address;
     } else if (whole && whole->kind == region_kind::device) {
@@ -373,6 +479,12 @@ struct nvme_controller::worker {
       return complete(q, cid, read ? media_error(spec::media::unrecovered_read_error) : media_error(spec::media::write_fault));
     }
     if (read) {
+      if (state.next == then::complete && state.io_buffer == nullptr && !publish_check(q, cid, state)) {
+        owner_.note_store_error(q.device, "read of " + std::to_string(state.bytes) + " bytes at byte offset " +
+                                              std::to_string(state.offset) +
+                                              ": a write to the same bytes never finished");
+        return complete(q, cid, generic_error(spec::generic::internal_error));
+      }
       q.counters->bytes_read.fetch_add(state.bytes, std::memory_order_relaxed);
       if (state.next == then::copy_engine_to_user) {
         engine_->copy(state.user, state.io_buffer, state.bytes, r.tag);
@@ -391,6 +503,29 @@ struct nvme_controller::worker {
     complete(q, cid, ok_status);
   }
 
+  // A zero-copy read is copied out of the store later, by the retirer, and writes may land in
+  // the meantime: publish the even sequences of its stripes as they are now, after its data
+  // was in place, so that the retirer can tell whether its copy is whole (view_sequences.hpp).
+  // False if a write held a stripe for longer than any write takes.
+  bool publish_check(queue_state& q, std::uint16_t cid, const command_state& state) {
+    std::uint64_t* sequences = device_of(q).backing->view_sequences();
+    if (sequences == nullptr) return true;
+    const queue::stripe_range range = queue::stripes_of(state.offset, state.bytes);
+    queue::sequence_reading seen;
+    // Acquire pairs with the writers' release of the even sequence: the retirer, ordered after
+    // us by the completion entry, copies their data or newer.
+    const bool even = detail::poll_until(
+        [&] {
+          seen = queue::read_sequences(sequences, range, detail::acquire);
+          return !seen.writing;
+        },
+        deadline::after_ns(queue::stripe_wait_ns));
+    if (!even) return false;
+    std::atomic_ref<std::uint64_t>(q.qp.deferred[cid].check)
+        .store(queue::check_word(seen.sum), std::memory_order_relaxed);
+    return true;
+  }
+
   void on_copy_done(std::uint64_t tag) {
     queue_state& q = queues_[tag >> 16];
     const auto cid = static_cast<std::uint16_t>(tag & 0xffffu);
@@ -405,6 +540,7 @@ struct nvme_controller::worker {
   void complete(queue_state& q, std::uint16_t cid, std::uint16_t nvme_status) {
     if (nvme_status != ok_status) q.counters->errors.fetch_add(1, std::memory_order_relaxed);
     if (cid < q.qp.depth) {
+      q.outstanding[cid] = 0;
       q.counters->controller_ns.fetch_add(steady_ns() - q.commands[cid].fetched_ns, std::memory_order_relaxed);
     }
     if (!q.waiting_for_cq_space.empty() || !post(q, cid, nvme_status)) q.waiting_for_cq_space.emplace_back(cid, nvme_status);
@@ -446,7 +582,7 @@ nvme_controller::nvme_controller(std::vector<device_endpoint> devices, const iov
     : devices_(std::move(devices)), store_errors_(devices_.size()) {
   const unsigned thread_count = std::max(1u, options.threads);
   for (unsigned t = 0; t < thread_count; ++t) {
-    auto w = std::make_unique<worker>(*this, iova, options);
+    auto w = std::make_unique<worker>(*this, iova, options, t);
     w->channels_.resize(devices_.size());
     w->backlog_.resize(devices_.size());
     workers_.push_back(std::move(w));
@@ -467,6 +603,7 @@ nvme_controller::nvme_controller(std::vector<device_endpoint> devices, const iov
       state.qp = devices_[d].queue_pairs[q];
       state.counters = counters_[d].back().get();
       state.commands.resize(state.qp.depth);
+      state.outstanding.resize(state.qp.depth);
       depth_per_thread_device[t * devices_.size() + d] += state.qp.depth;
       w.queues_.push_back(std::move(state));
     }
@@ -485,7 +622,7 @@ nvme_controller::nvme_controller(std::vector<device_endpoint> devices, const iov
       try {
         raw->run();
       } catch (const std::exception& e) {
-        note_thread_failure(std::string("controller thread stopped: ") + e.what());
+        note_thread_failure("controller thread " + std::to_string(raw->number_) + " stopped: " + e.what());
       }
     });
   }
@@ -493,10 +630,19 @@ nvme_controller::nvme_controller(std::vector<device_endpoint> devices, const iov
 
 nvme_controller::~nvme_controller() { stop(5'000); }
 
+void nvme_controller::abort_store_io_at(std::chrono::steady_clock::time_point deadline) {
+  const auto since_epoch = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count();
+  const std::uint64_t ns = since_epoch > 0 ? static_cast<std::uint64_t>(since_epoch) : 0;
+  // Relaxed, like the threads' loads: the value is all there is to see. Only the owner (the
+  // runtime's stop) sets it, so a load and a store make no lost update.
+  if (ns < abort_ns_.load(std::memory_order_relaxed)) abort_ns_.store(ns, std::memory_order_relaxed);
+}
+
 void nvme_controller::stop(std::uint32_t timeout_ms) {
   if (stopped_) return;
   stopped_ = true;
-  stop_deadline_ns_.store(steady_ns() + std::uint64_t{timeout_ms} * 1'000'000, std::memory_order_relaxed);
+  abort_store_io_at(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms));
+  // Release pairs with the threads' acquire of stopping_.
   stopping_.store(true, std::memory_order_release);
   for (auto& t : threads_) t.join();
   for (auto& d : devices_) {
@@ -518,6 +664,15 @@ std::string nvme_controller::first_store_error(std::uint32_t d) const {
 std::string nvme_controller::thread_failure() const {
   std::lock_guard lock(errors_mutex_);
   return thread_failure_;
+}
+
+std::uint64_t nvme_controller::abandoned_io() const {
+  // Relaxed: a count; the threads that add to it have been joined when stop() returns.
+  return abandoned_io_.load(std::memory_order_relaxed);
+}
+
+void nvme_controller::note_abandoned(std::size_t in_flight) {
+  abandoned_io_.fetch_add(in_flight, std::memory_order_relaxed);
 }
 
 void nvme_controller::note_store_error(std::uint32_t device, const std::string& what) {

@@ -4,6 +4,7 @@
 // size, PRP entries), execute it against the device's store and post a completion entry with
 // the NVMe status. It is the far side of the `proxy` transport.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -59,28 +60,46 @@ class nvme_controller {
   nvme_controller(const nvme_controller&) = delete;
   nvme_controller& operator=(const nvme_controller&) = delete;
 
-  // Stops the threads once every command they fetched has completed (or `timeout_ms` passed),
-  // then makes every acknowledged write durable. Idempotent.
+  // From `deadline` on, every command still waiting for its store (or copy) I/O is completed
+  // with "aborted due to SQ deletion", and every later one at once, without the store: a stop
+  // that must keep to its timeout sets this first, so that the service can still retire them.
+  // The threads keep serving the queues until stop(). The earliest deadline given wins.
+  void abort_store_io_at(std::chrono::steady_clock::time_point deadline);
+
+  // Stops the threads once every command they fetched has completed, or at `timeout_ms` (or
+  // the abort deadline, if earlier) with what is left aborted as above; then makes every
+  // acknowledged write durable. Idempotent.
   void stop(std::uint32_t timeout_ms);
 
   // Counters of queue pair `q` of device `d`.
   const queue_counters& counters(std::uint32_t d, std::uint32_t q) const;
   // The first store failure of device `d` in words (errno, offset), or empty.
   std::string first_store_error(std::uint32_t d) const;
-  // The first failure of a controller thread itself (e.g. the copy engine), or empty.
+  // The first failure of a controller thread itself (e.g. the copy engine), or empty. A thread
+  // that fails answers every command of its queues from then on with "internal error", those
+  // it had fetched included, and never touches the store again.
   std::string thread_failure() const;
+  // Store and copy I/Os still in flight when a thread gave up on them (at the abort deadline or
+  // on its failure). Their channels and copy engines are kept, never destroyed, and the memory
+  // they read or write must not be freed either: the runtime leaks its queue memory when this
+  // is not zero.
+  std::uint64_t abandoned_io() const;
 
  private:
   struct worker;
   void note_store_error(std::uint32_t device, const std::string& what);
   void note_thread_failure(const std::string& what);
+  void note_abandoned(std::size_t in_flight);
 
   std::vector<device_endpoint> devices_;
   std::vector<std::vector<std::unique_ptr<queue_counters>>> counters_;
   std::vector<std::unique_ptr<worker>> workers_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};
-  std::atomic<std::uint64_t> stop_deadline_ns_{0};
+  static constexpr std::uint64_t no_deadline = ~std::uint64_t{0};
+  // Steady-clock nanoseconds of the abort deadline.
+  std::atomic<std::uint64_t> abort_ns_{no_deadline};
+  std::atomic<std::uint64_t> abandoned_io_{0};
   mutable std::mutex errors_mutex_;
   std::vector<std::string> store_errors_;
   std::string thread_failure_;

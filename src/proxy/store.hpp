@@ -66,12 +66,18 @@ struct ssd_profile {
   }
 };
 
-// Faults a store injects for testing error paths: every I/O that touches the block `lba`
-// fails with EIO, or (short) transfers only the bytes before that block.
+// A fault a store injects for testing error paths. The block kinds act on every read or write
+// that touches block `lba`: it fails with EIO (eio), transfers only the bytes before the block
+// (short_transfer), never completes (hang), or throws from the channel, failing the controller
+// thread that submits it as an io_uring or copy error would (crash). The random kinds fail a
+// read or write (or only reads, or only writes) with EIO with `probability`, drawn from `seed`,
+// the I/O's offset and the store's count of I/Os so far: one submission order gives one outcome.
 struct fault_injection {
-  enum class kind : std::uint8_t { none, eio, short_transfer };
-  kind what = kind::none;
-  std::uint64_t lba = 0;
+  enum class kind : std::uint8_t { eio, short_transfer, hang, crash, random, random_read, random_write };
+  kind what = kind::eio;
+  std::uint64_t lba = 0;   // block kinds
+  double probability = 0;  // random kinds, 0..1
+  std::uint64_t seed = 0;  // random kinds
 };
 
 class store {
@@ -85,15 +91,27 @@ class store {
   virtual std::uint32_t buffer_alignment() const = 0;
   // The store's bytes in host memory reachable by the GPU, when the store is RAM; else null.
   virtual std::byte* host_view() = 0;
+  // The sequence words of host_view()'s stripes (agio/queue/view_sequences.hpp), kept by every
+  // write, for readers that copy from host_view() themselves; null when host_view() is.
+  virtual std::uint64_t* view_sequences() { return nullptr; }
   virtual std::unique_ptr<store_channel> open_channel(unsigned depth) = 0;
   // Makes every completed write durable (fsync for files; nothing for RAM).
   virtual void sync() = 0;
 };
 
 // Opens a store from its URI:
-//   ram:SIZE[?lba=512|4096][&read_us=..&write_us=..&read_gbps=..&write_gbps=..&iops=..][&fault=eio@LBA|short@LBA]
-//   file:PATH[?lba=512|4096][&create=SIZE][&fault=...]
-// SIZE takes K, M, G suffixes (binary). Throws std::invalid_argument for a malformed URI and
+//   ram:SIZE[?lba=512|4096][&read_us=..&write_us=..&read_gbps=..&write_gbps=..&iops=..][&fault=F]...
+//   file:PATH[?lba=512|4096][&create=SIZE][&fault=F]...
+// SIZE takes K, M, G suffixes (binary). A fault F (see fault_injection) is one of
+//   eio@LBA          every read or write touching LBA fails with EIO
+//   short@LBA        a read or write touching LBA transfers only the bytes before it
+//   hang@LBA         a read or write touching LBA never completes
+//   crash@LBA        submitting a read or write touching LBA throws (the controller thread fails)
+//   random@P:SEED    each read and write fails with EIO with probability P (0..1), deterministic
+//                    for a seed (an unsigned 64-bit number) and one order of I/Os
+//   random_read@P:SEED, random_write@P:SEED   the same for reads only, or writes only
+// fault= may repeat, and every fault given applies; an LBA must lie inside the store. Throws
+// std::invalid_argument for a malformed URI (naming the URI and the bad piece) and
 // std::system_error (with the path) for a file that does not exist or cannot be opened.
 std::unique_ptr<store> open_store(std::string_view uri, const host_memory& memory);
 

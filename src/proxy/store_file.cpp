@@ -159,11 +159,13 @@ class file_store final : public store {
 
   int fd() const { return fd_.get(); }
 
-  // -errno, or the bytes a read or write may move once bounds and the injected fault are
+  const fault_plan& faults() const { return faults_; }
+
+  // -errno, or the bytes a read or write may move once bounds and the injected faults are
   // applied; 0 means there is nothing for the kernel to do.
-  std::int64_t transfer_bytes(const store_io& io) const {
+  std::int64_t transfer_bytes(const store_io& io) {
     if (const std::int64_t error = check_io_bounds(io, capacity_, options_.lba_bytes); error != 0) return error;
-    const std::int64_t bytes = bytes_after_fault(io, options_.fault, options_.lba_bytes);
+    const std::int64_t bytes = faults_.bytes_to_move(io);
     if (bytes > 0 && io.buffer == nullptr) return -EFAULT;  // no host view to read from instead
     return bytes;
   }
@@ -174,6 +176,7 @@ class file_store final : public store {
   unique_fd fd_;
   std::uint64_t capacity_ = 0;
   std::uint32_t alignment_ = 1;
+  fault_plan faults_{options_};
 };
 
 class file_channel final : public store_channel {
@@ -200,12 +203,15 @@ class file_channel final : public store_channel {
 
   bool submit(const store_io& io) override {
     if (in_flight_ >= depth_) return false;
+    // Decided first, so an injected crash leaves the channel's count of I/Os as it was.
+    const std::int64_t bytes = io.op == store_op::flush ? 0 : store_.transfer_bytes(io);
     ++in_flight_;
     if (io.op == store_op::flush) {
       start(io);
       return true;
     }
-    const std::int64_t bytes = store_.transfer_bytes(io);
+    // A hung I/O never reaches the kernel: it only stays counted in flight.
+    if (store_.faults().hangs(io)) return true;
     if (bytes <= 0) {
       finished_.push_back({io.tag, bytes});
       return true;

@@ -1,12 +1,14 @@
 #pragma once
 // Internals shared by the store URI parser and the RAM and file stores. Not part of the
 // proxy's interface: everything outside src/proxy/store_*.cpp goes through store.hpp.
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "proxy/store.hpp"
 
@@ -29,7 +31,7 @@ struct store_options {
   std::uint32_t lba_bytes = 512;
   std::optional<std::uint64_t> create_bytes;  // file only
   ssd_profile profile;                         // ram only
-  fault_injection fault;
+  std::vector<fault_injection> faults;
 };
 
 struct store_spec {
@@ -65,17 +67,29 @@ inline std::int64_t check_io_bounds(const store_io& io, std::uint64_t capacity_b
   return aligned && inside ? 0 : -EINVAL;
 }
 
-// The bytes a read or write may move once the injected fault has had its say: -EIO, or a
-// count of at most io.length (the bytes before the faulty block, for a short transfer).
-inline std::int64_t bytes_after_fault(const store_io& io, const fault_injection& fault,
-                                      std::uint32_t lba_bytes) {
-  const std::uint64_t first = io.offset / lba_bytes;
-  const std::uint64_t end = first + io.length / lba_bytes;
-  if (fault.what == fault_injection::kind::none || fault.lba < first || fault.lba >= end) {
-    return io.length;
-  }
-  if (fault.what == fault_injection::kind::eio) return -EIO;
-  return static_cast<std::int64_t>((fault.lba - first) * lba_bytes);
-}
+// A store's injected faults, applied to its reads and writes (never to flushes). Shared by
+// every channel of the store, so it is thread-safe.
+class fault_plan {
+ public:
+  explicit fault_plan(const store_options& options);
+
+  // Whether a read or write touches a hang block: its channel then holds it in flight forever.
+  bool hangs(const store_io& io) const;
+  // The bytes a read or write may move once the faults have had their say: -EIO, or a count
+  // of at most io.length (the bytes before the first short block). Throws std::runtime_error,
+  // naming the store and the block, for an I/O that touches a crash block.
+  std::int64_t bytes_to_move(const store_io& io);
+
+ private:
+  bool touches(const store_io& io, std::uint64_t lba) const;
+
+  std::string uri_;
+  std::uint32_t lba_bytes_;
+  std::vector<fault_injection> faults_;
+  bool random_ = false;  // any random kind: only then is the I/O count kept
+  // Reads and writes seen so far, one draw each. Relaxed: it pairs with no other access, only
+  // the count matters (a single submitter sees a fixed sequence).
+  std::atomic<std::uint64_t> sequence_{0};
+};
 
 }  // namespace agio::proxy

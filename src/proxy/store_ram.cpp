@@ -9,7 +9,9 @@
 #include <system_error>
 #include <vector>
 
+#include "agio/detail/backoff.hpp"
 #include "agio/detail/clock.hpp"
+#include "agio/queue/view_sequences.hpp"
 #include "proxy/store_impl.hpp"
 
 namespace agio::proxy {
@@ -67,7 +69,7 @@ class pipe_model {
 class ram_store final : public store {
  public:
   ram_store(std::uint64_t bytes, store_options options, const host_memory& memory)
-      : options_(std::move(options)), memory_(memory), capacity_(bytes), pipe_(options_.profile) {
+      : options_(std::move(options)), memory_(memory), capacity_(bytes), pipe_(options_.profile), faults_(options_) {
     check_fault_in_range(options_, capacity_);
     if (!memory_.allocate || !memory_.release) {
       throw std::invalid_argument("open_store(\"" + options_.uri + "\"): host_memory lacks allocate or release");
@@ -79,31 +81,44 @@ class ram_store final : public store {
                                   std::to_string(capacity_) + " bytes of host memory");
     }
     std::memset(bytes_, 0, capacity_);
+    // In memory the GPU reaches too: the completion service checks them after its copies.
+    const std::uint64_t stripes = queue::stripes_of(0, capacity_).end;
+    sequences_ = static_cast<std::uint64_t*>(memory_.allocate(stripes * sizeof(std::uint64_t)));
+    if (sequences_ == nullptr) {
+      memory_.release(bytes_);
+      throw std::system_error(ENOMEM, std::generic_category(),
+                              "open_store(\"" + options_.uri + "\"): cannot allocate its stripes' sequences");
+    }
+    std::memset(sequences_, 0, stripes * sizeof(std::uint64_t));
   }
   ram_store(const ram_store&) = delete;
   ram_store& operator=(const ram_store&) = delete;
-  ~ram_store() override { memory_.release(bytes_); }
+  ~ram_store() override {
+    memory_.release(sequences_);
+    memory_.release(bytes_);
+  }
 
   const std::string& uri() const override { return options_.uri; }
   std::uint64_t capacity_bytes() const override { return capacity_; }
   std::uint32_t lba_bytes() const override { return options_.lba_bytes; }
   std::uint32_t buffer_alignment() const override { return 1; }
   std::byte* host_view() override { return bytes_; }
+  std::uint64_t* view_sequences() override { return sequences_; }
   std::unique_ptr<store_channel> open_channel(unsigned depth) override;
   void sync() override {}
+  const fault_plan& faults() const { return faults_; }
 
   // Moves the data (as much of it as the injected fault allows) and returns the result.
   std::int64_t execute(const store_io& io) {
     if (io.op == store_op::flush) return 0;
     if (const std::int64_t error = check_io_bounds(io, capacity_, options_.lba_bytes); error != 0) return error;
-    const std::int64_t bytes = bytes_after_fault(io, options_.fault, options_.lba_bytes);
+    const std::int64_t bytes = faults_.bytes_to_move(io);
     if (bytes <= 0) return bytes;
-    std::byte* const stored = bytes_ + io.offset;
     if (io.op == store_op::write) {
       if (io.buffer == nullptr) return -EFAULT;
-      std::memcpy(stored, io.buffer, static_cast<std::size_t>(bytes));
+      if (!write_in_place(io.offset, io.buffer, static_cast<std::uint64_t>(bytes))) return -EBUSY;
     } else if (io.buffer != nullptr) {
-      std::memcpy(io.buffer, stored, static_cast<std::size_t>(bytes));
+      if (!read_whole(io.buffer, io.offset, static_cast<std::uint64_t>(bytes))) return -EBUSY;
     }
     return bytes;
   }
@@ -118,8 +133,56 @@ class ram_store final : public store {
   store_options options_;
   host_memory memory_;  // a copy: the caller's may be gone by the time the store is
   std::uint64_t capacity_;
+  // Seqlock writer (view_sequences.hpp): makes the stripes odd, copies, makes them even. It
+  // takes its stripes one at a time, lowest first, so that writers of overlapping ranges never
+  // wait for each other in a cycle.
+  bool write_in_place(std::uint64_t offset, const std::byte* src, std::uint64_t bytes) {
+    const queue::stripe_range range = queue::stripes_of(offset, bytes);
+    const deadline limit = deadline::after_ns(queue::stripe_wait_ns);
+    for (std::uint64_t s = range.first; s < range.end; ++s) {
+      std::atomic_ref<std::uint64_t> sequence(sequences_[s]);
+      // Acquire pairs with the previous writer's release of the even sequence: its data is
+      // written before ours.
+      const bool taken = detail::poll_until(
+          [&] {
+            std::uint64_t even = sequence.load(std::memory_order_relaxed) & ~std::uint64_t{1};
+            return sequence.compare_exchange_weak(even, even + 1, std::memory_order_acquire, std::memory_order_relaxed);
+          },
+          limit);
+      if (!taken) {
+        // Give back the stripes taken so far, as if empty writes had been made to them.
+        for (std::uint64_t t = range.first; t < s; ++t) end_write(t);
+        return false;
+      }
+    }
+    queue::copy_into_stripes(bytes_ + offset, src, bytes);
+    for (std::uint64_t s = range.first; s < range.end; ++s) end_write(s);
+    return true;
+  }
+  void end_write(std::uint64_t stripe) {
+    std::atomic_ref<std::uint64_t> sequence(sequences_[stripe]);
+    // Release pairs with the readers' acquire of the even sequence: the data precedes it.
+    sequence.store(sequence.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+
+  // Seqlock reader: copies until the stripes held the same even sequences around the copy.
+  bool read_whole(std::byte* dst, std::uint64_t offset, std::uint64_t bytes) {
+    const queue::stripe_range range = queue::stripes_of(offset, bytes);
+    return detail::poll_until(
+        [&] {
+          const queue::sequence_reading before = queue::read_sequences(sequences_, range, detail::acquire);
+          if (before.writing) return false;
+          queue::copy_from_stripes(dst, bytes_ + offset, bytes);
+          const queue::sequence_reading after = queue::read_sequences(sequences_, range, detail::relaxed);
+          return !after.writing && after.sum == before.sum;
+        },
+        deadline::after_ns(queue::stripe_wait_ns));
+  }
+
   std::byte* bytes_ = nullptr;
+  std::uint64_t* sequences_ = nullptr;  // one per 4 KiB stripe
   pipe_model pipe_;
+  fault_plan faults_;
 };
 
 class ram_channel final : public store_channel {
@@ -127,7 +190,11 @@ class ram_channel final : public store_channel {
   ram_channel(ram_store& owner, unsigned depth) : store_(owner), depth_(depth) { pending_.reserve(depth); }
 
   bool submit(const store_io& io) override {
-    if (pending_.size() >= depth_) return false;
+    if (in_flight() >= depth_) return false;
+    if (store_.faults().hangs(io)) {
+      ++hung_;
+      return true;
+    }
     const std::int64_t result = store_.execute(io);
     pending_.push_back({store_.completion_ns(io.op, result), next_sequence_++, {io.tag, result}});
     std::push_heap(pending_.begin(), pending_.end(), completes_later);
@@ -148,7 +215,7 @@ class ram_channel final : public store_channel {
     return reaped;
   }
 
-  std::size_t in_flight() const override { return pending_.size(); }
+  std::size_t in_flight() const override { return pending_.size() + hung_; }
 
  private:
   struct pending_io {
@@ -167,6 +234,7 @@ class ram_channel final : public store_channel {
   unsigned depth_;
   std::uint64_t next_sequence_ = 0;
   std::vector<pending_io> pending_;
+  std::size_t hung_ = 0;  // I/Os held by an injected hang: never reaped
 };
 
 std::unique_ptr<store_channel> ram_store::open_channel(unsigned depth) {

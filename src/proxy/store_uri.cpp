@@ -1,6 +1,7 @@
 // Store URIs: `ram:SIZE[?params]` and `file:PATH[?params]`, parameters joined by '&'.
 // Everything is checked before a byte is allocated or a file is created, so a typo never
 // leaves a half-made store (or a stray file) behind.
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -48,7 +49,9 @@ std::vector<param> split_query(std::string_view uri, std::string_view query) {
     if (item.empty()) bad_uri(uri, "empty parameter");
     if (eq == std::string_view::npos || eq == 0) bad_uri(uri, "parameter " + in_quotes(item) + " is not key=value");
     for (const param& seen : params) {
-      if (seen.key == item.substr(0, eq)) bad_uri(uri, "parameter " + in_quotes(seen.key) + " given twice");
+      if (seen.key == item.substr(0, eq) && seen.key != "fault") {
+        bad_uri(uri, "parameter " + in_quotes(seen.key) + " given twice");
+      }
     }
     params.push_back({item.substr(0, eq), item.substr(eq + 1)});
     begin = end + 1;
@@ -80,15 +83,84 @@ std::uint32_t parse_lba(std::string_view uri, const param& p) {
   return *value;
 }
 
+struct fault_name {
+  std::string_view name;
+  fault_injection::kind what;
+  bool random;  // takes P:SEED rather than an LBA
+};
+
+constexpr std::array<fault_name, 7> fault_names{{
+    {"eio", fault_injection::kind::eio, false},
+    {"short", fault_injection::kind::short_transfer, false},
+    {"hang", fault_injection::kind::hang, false},
+    {"crash", fault_injection::kind::crash, false},
+    {"random", fault_injection::kind::random, true},
+    {"random_read", fault_injection::kind::random_read, true},
+    {"random_write", fault_injection::kind::random_write, true},
+}};
+
+// P:SEED, with 0 <= P <= 1.
+bool parse_random(std::string_view text, fault_injection& fault) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return false;
+  const std::optional<double> probability = parse_number<double>(text.substr(0, colon));
+  const std::optional<std::uint64_t> seed = parse_number<std::uint64_t>(text.substr(colon + 1));
+  if (!probability || !seed || !(*probability >= 0 && *probability <= 1)) return false;
+  fault.probability = *probability;
+  fault.seed = *seed;
+  return true;
+}
+
 fault_injection parse_fault(std::string_view uri, const param& p) {
   const std::size_t at = p.value.find('@');
   const std::string_view what = p.value.substr(0, at);
-  const std::optional<std::uint64_t> lba =
-      at == std::string_view::npos ? std::nullopt : parse_number<std::uint64_t>(p.value.substr(at + 1));
-  if (!lba || (what != "eio" && what != "short")) {
-    bad_uri(uri, "bad fault " + in_quotes(p.value) + " (expected eio@LBA or short@LBA)");
+  const std::string_view argument = at == std::string_view::npos ? std::string_view{} : p.value.substr(at + 1);
+  for (const fault_name& candidate : fault_names) {
+    if (candidate.name != what || at == std::string_view::npos) continue;
+    fault_injection fault;
+    fault.what = candidate.what;
+    if (candidate.random) {
+      if (!parse_random(argument, fault)) {
+        bad_uri(uri, "bad fault " + in_quotes(p.value) + " (expected " + std::string(what) +
+                         "@P:SEED, P from 0 to 1, SEED an unsigned integer)");
+      }
+      return fault;
+    }
+    const std::optional<std::uint64_t> lba = parse_number<std::uint64_t>(argument);
+    if (!lba) bad_uri(uri, "bad fault " + in_quotes(p.value) + " (expected " + std::string(what) + "@LBA)");
+    fault.lba = *lba;
+    return fault;
   }
-  return {what == "eio" ? fault_injection::kind::eio : fault_injection::kind::short_transfer, *lba};
+  bad_uri(uri, "bad fault " + in_quotes(p.value) +
+                   " (expected eio@LBA, short@LBA, hang@LBA, crash@LBA, random@P:SEED, random_read@P:SEED or "
+                   "random_write@P:SEED)");
+}
+
+bool is_block_fault(const fault_injection& fault) {
+  using kind = fault_injection::kind;
+  return fault.what == kind::eio || fault.what == kind::short_transfer || fault.what == kind::hang ||
+         fault.what == kind::crash;
+}
+
+// splitmix64's finalizer: every input bit reaches every output bit, so consecutive offsets
+// and sequence numbers give unrelated draws.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// A number in [0, 1) from the fault's seed, the I/O's offset and its place in the sequence.
+double draw(const fault_injection& fault, std::uint64_t offset, std::uint64_t sequence) {
+  return static_cast<double>(mix(fault.seed ^ mix(offset ^ mix(sequence))) >> 11) * 0x1.0p-53;
+}
+
+bool random_applies(const fault_injection& fault, store_op op) {
+  using kind = fault_injection::kind;
+  if (fault.what == kind::random) return true;
+  if (fault.what == kind::random_read) return op == store_op::read;
+  return fault.what == kind::random_write && op == store_op::write;
 }
 
 ssd_profile find_profile(std::string_view uri, std::string_view name) {
@@ -127,7 +199,7 @@ void apply_param(store_spec& spec, const param& p) {
   } else if (p.key == "iops") {
     profile.max_iops = parse_rate(uri, p);
   } else if (p.key == "fault") {
-    spec.options.fault = parse_fault(uri, p);
+    spec.options.faults.push_back(parse_fault(uri, p));
   } else if (p.key != "profile") {
     bad_uri(uri, "unknown parameter " + in_quotes(p.key));
   }
@@ -203,10 +275,57 @@ store_spec parse_store_uri(std::string_view uri) {
 
 void check_fault_in_range(const store_options& options, std::uint64_t capacity_bytes) {
   const std::uint64_t blocks = capacity_bytes / options.lba_bytes;
-  if (options.fault.what != fault_injection::kind::none && options.fault.lba >= blocks) {
-    bad_uri(options.uri, "fault LBA " + std::to_string(options.fault.lba) + " is past the store's " +
-                             std::to_string(blocks) + " blocks");
+  for (const fault_injection& fault : options.faults) {
+    if (is_block_fault(fault) && fault.lba >= blocks) {
+      bad_uri(options.uri, "fault LBA " + std::to_string(fault.lba) + " is past the store's " +
+                               std::to_string(blocks) + " blocks");
+    }
   }
+}
+
+fault_plan::fault_plan(const store_options& options)
+    : uri_(options.uri), lba_bytes_(options.lba_bytes), faults_(options.faults) {
+  for (const fault_injection& fault : faults_) random_ |= !is_block_fault(fault);
+}
+
+bool fault_plan::touches(const store_io& io, std::uint64_t lba) const {
+  const std::uint64_t first = io.offset / lba_bytes_;
+  return lba >= first && lba < first + io.length / lba_bytes_;
+}
+
+bool fault_plan::hangs(const store_io& io) const {
+  if (io.op == store_op::flush) return false;
+  return std::any_of(faults_.begin(), faults_.end(), [&](const fault_injection& fault) {
+    return fault.what == fault_injection::kind::hang && touches(io, fault.lba);
+  });
+}
+
+std::int64_t fault_plan::bytes_to_move(const store_io& io) {
+  if (faults_.empty() || io.op == store_op::flush) return io.length;
+  const std::uint64_t sequence = random_ ? sequence_.fetch_add(1, std::memory_order_relaxed) : 0;
+  const std::uint64_t first = io.offset / lba_bytes_;
+  std::int64_t bytes = io.length;
+  bool failed = false;
+  for (const fault_injection& fault : faults_) {
+    if (!is_block_fault(fault)) {
+      failed |= random_applies(fault, io.op) && draw(fault, io.offset, sequence) < fault.probability;
+      continue;
+    }
+    if (!touches(io, fault.lba)) continue;
+    switch (fault.what) {
+      case fault_injection::kind::crash:
+        throw std::runtime_error(uri_ + ": injected crash at LBA " + std::to_string(fault.lba));
+      case fault_injection::kind::eio:
+        failed = true;
+        break;
+      case fault_injection::kind::short_transfer:
+        bytes = std::min(bytes, static_cast<std::int64_t>((fault.lba - first) * lba_bytes_));
+        break;
+      default:
+        break;  // hang: the channel holds the I/O; hangs() decides that
+    }
+  }
+  return failed ? -EIO : bytes;
 }
 
 std::unique_ptr<store> open_store(std::string_view uri, const host_memory& memory) {

@@ -112,6 +112,8 @@ class cpu_platform final : public runtime::platform {
     return std::min<std::uint32_t>(queue_pairs, 2);
   }
 
+  void reserve_thread_stack(std::size_t) override {}
+
   void start_service(const io::io_state& io, std::uint32_t workers) override {
     running_ = workers;
     for (std::uint32_t w = 0; w < workers; ++w) {

@@ -171,6 +171,12 @@ class gpu_platform final : public runtime::platform {
     return std::min<std::uint32_t>(queue_pairs, 64);
   }
 
+  void reserve_thread_stack(std::size_t bytes) override {
+    std::size_t current = 0;
+    throw_on_cuda_error(cudaDeviceGetLimit(&current, cudaLimitStackSize), "cudaDeviceGetLimit (stack)");
+    if (bytes > current) throw_on_cuda_error(cudaDeviceSetLimit(cudaLimitStackSize, bytes), "cudaDeviceSetLimit (stack)");
+  }
+
   void start_service(const io::io_state& io, std::uint32_t workers) override {
     const std::uint32_t threads = workers * detail::warp::size;
     const std::uint32_t blocks = (threads + service_block_threads - 1) / service_block_threads;

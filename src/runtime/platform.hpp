@@ -33,6 +33,9 @@ class runtime::platform {
   virtual proxy::region_kind classify(const void* p) = 0;
 
   virtual std::uint32_t default_service_workers(std::uint32_t queue_pairs) const = 0;
+  // Makes every kernel launched later find at least `bytes` of stack per thread, so that none
+  // has to grow it (which would wait for the running service). Nothing to do for CPU threads.
+  virtual void reserve_thread_stack(std::size_t bytes) = 0;
   // Starts `workers` service workers running service::run over `io`.
   virtual void start_service(const io::io_state& io, std::uint32_t workers) = 0;
   // Waits until every service worker returned; false if `timeout_ms` passed first.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -152,9 +153,15 @@ void runtime::start() {
     total_qps += d.options.queue_pairs;
     total_entries += std::uint64_t{d.options.queue_pairs} * d.options.queue_depth;
   }
-  const std::uint32_t records = opt.transaction_records != 0
-                                    ? opt.transaction_records
-                                    : static_cast<std::uint32_t>(std::max<std::uint64_t>(4096, 4 * total_entries));
+  // A record costs 88 bytes of device memory; the default lets thousands of threads each hold
+  // hundreds of requests (16 CPU threads x 512) for 5.5 MiB.
+  if (opt.transaction_records > 0x7fff'ffffu) {
+    throw std::invalid_argument("agio: transaction_records must be at most 2^31 - 1");
+  }
+  const std::uint32_t records =
+      opt.transaction_records != 0
+          ? opt.transaction_records
+          : static_cast<std::uint32_t>(std::clamp<std::uint64_t>(4 * total_entries, 65'536, 0x7fff'ffff));
   const std::uint32_t list_entries = opt.max_transfer_bytes / spec::page_bytes;
   const std::size_t list_bytes = std::bit_ceil(std::size_t{list_entries} * 8);
 
@@ -213,9 +220,13 @@ void runtime::start() {
         qp.cq = c.take<spec::completion>(cq_depth, 4096);
         qp.sq_tail_doorbell = c.take<std::uint32_t>(1, 64);
         qp.cq_head_doorbell = c.take<std::uint32_t>(1, 64);
-        qp.deferred_source = c.take<std::uint64_t>(depth, 64);
+        qp.buffers = c.take<queue::declared_buffer>(depth, 64);
+        qp.deferred = c.take<queue::deferred_copy>(depth, 64);
         qp.prp_lists = c.take<std::uint64_t>(std::size_t{depth} * list_bytes / 8, 4096);
         qp.bounce = c.take<std::byte>(std::size_t{depth} * slot_bytes, 4096);
+        // The retirer copies zero-copy reads out of the store itself, checking its sequences.
+        qp.view = dev.store->host_view();
+        qp.view_sequences = dev.store->view_sequences();
       };
       queue::queue_pair sizing_qp{};
       carver pinned_sizing;
@@ -257,6 +268,7 @@ void runtime::start() {
   io::runtime_control control{};
   control.accepting = 1;
   control.service_mode = io::service_run;
+  control.records_available = static_cast<std::int32_t>(records);
   plat.copy_to_device(s.io.control, &control, sizeof control);
 
   void* error_block = plat.allocate_pinned(sizeof(io::error_record));
@@ -280,6 +292,7 @@ void runtime::start() {
   s.io.retired_by = opt.completion == completion_mode::waiters ? io::retirement::by_waiters : io::retirement::by_service;
   s.service_workers =
       opt.service_warps != 0 ? std::min(opt.service_warps, total_qps) : plat.default_service_workers(total_qps);
+  plat.reserve_thread_stack(opt.gpu_thread_stack_bytes);
   if (s.io.retired_by == io::retirement::by_service) plat.start_service(s.io, s.service_workers);
   s.service_handle = controller{s.io};
   s.waiting_handle = waiting_controller{s.io};
@@ -310,6 +323,10 @@ void runtime::stop() {
   s.running = false;
   s.stopped = true;
   platform& plat = *s.plat;
+  // One deadline for the rest of stop(): store I/O still unfinished then (a hung device) is
+  // aborted by the controller, which still answers the queues, so the service can retire it.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.options.stop_timeout_ms);
+  s.proxy->abort_store_io_at(deadline);
   // No new requests; the service retires what is in flight and then exits.
   const std::uint32_t no = 0;
   plat.copy_to_device(&s.io.control->accepting, &no, sizeof no);
@@ -317,14 +334,34 @@ void runtime::stop() {
   plat.copy_to_device(&s.io.control->service_mode, &drain, sizeof drain);
   // Without a service, one runs now, taking turns with any thread still waiting.
   if (s.io.retired_by == io::retirement::by_waiters) plat.start_service(s.io, s.service_workers);
-  if (!plat.join_service(s.options.stop_timeout_ms)) {
+  // Time for the service to retire the completions of commands aborted at the deadline.
+  constexpr std::uint32_t retire_grace_ms = 100;
+  if (!plat.join_service(s.options.stop_timeout_ms + retire_grace_ms)) {
     const std::uint32_t exit_now = io::service_exit;
     plat.copy_to_device(&s.io.control->service_mode, &exit_now, sizeof exit_now);
     plat.join_service(60'000);
     s.stop_failure = "requests were still in flight " + std::to_string(s.options.stop_timeout_ms) +
                      " ms after stop(); their waiters get a timeout";
   }
-  s.proxy->stop(s.options.stop_timeout_ms);
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  s.proxy->stop(static_cast<std::uint32_t>(std::max<std::chrono::milliseconds::rep>(left.count(), 0)));
+  if (const std::uint64_t abandoned = s.proxy->abandoned_io(); abandoned != 0) {
+    // The store or the copy engine may still write into the bounce slots of those I/Os, so
+    // the queue memory is kept for the rest of the process rather than freed under them, in
+    // a list that is never freed (leak checkers see it as reachable).
+    static std::mutex kept_mutex;
+    static auto* kept = new std::vector<void*>();
+    {
+      std::lock_guard lock(kept_mutex);
+      kept->insert(kept->end(), s.pinned_blocks.begin(), s.pinned_blocks.end());
+    }
+    s.pinned_blocks.clear();
+    if (!s.stop_failure.empty()) s.stop_failure += "; ";
+    s.stop_failure += std::to_string(abandoned) +
+                      " store I/Os were abandoned in flight (aborted at stop's deadline of " +
+                      std::to_string(s.options.stop_timeout_ms) +
+                      " ms, or by a failed controller thread); the queue memory they may still write into is leaked";
+  }
   if (hook_failure) std::rethrow_exception(hook_failure);
   if (!s.stop_failure.empty()) throw io_error("agio: " + s.stop_failure);
 }
@@ -393,31 +430,68 @@ void runtime::unregister_memory(void* p) { s_->iova.remove(reinterpret_cast<std:
 void runtime::copy_to_device(void* dst, const void* src, std::size_t bytes) { s_->plat->copy_to_device(dst, src, bytes); }
 void runtime::copy_to_host(void* dst, const void* src, std::size_t bytes) { s_->plat->copy_to_host(dst, src, bytes); }
 
+// The first failed request in words: what it was, and why it failed or was refused.
+std::string runtime::describe_failure(const io::error_record& e) const {
+  const state& s = *s_;
+  const status st = status::unpack(e.result);
+  std::ostringstream msg;
+  if (e.cause != io::failure_cause::no_such_device) {
+    msg << "device " << e.device << " (" << s.devices.at(e.device).options.uri << "): ";
+  }
+  msg << opcode_name(e.opcode) << " of " << e.blocks << " blocks at LBA " << e.lba;
+  if (e.cause != io::failure_cause::completed) msg << " refused (" << agio::describe(st.result) << "): ";
+  switch (e.cause) {
+    case io::failure_cause::completed:
+      msg << " failed: ";
+      if (st.result == outcome::nvme_error) {
+        msg << "NVMe status 0x" << std::hex << st.nvme_status << std::dec << " ("
+            << spec::describe_status(st.nvme_status) << ")";
+      } else {
+        msg << agio::describe(st.result);
+      }
+      if (s.proxy) {
+        const std::string cause = s.proxy->first_store_error(e.device);
+        if (!cause.empty()) msg << "; store reported: " << cause;
+      }
+      break;
+    case io::failure_cause::zero_blocks:
+      msg << opcode_name(e.opcode) << " of 0 blocks";
+      break;
+    case io::failure_cause::too_many_blocks:
+      msg << "transfer of " << e.blocks << " blocks exceeds the device's maximum of "
+          << s.options.max_transfer_bytes / s.devices.at(e.device).store->lba_bytes() << " (max_transfer_bytes)";
+      break;
+    case io::failure_cause::no_such_device:
+      msg << "device " << e.device << " does not exist (" << s.devices.size() << " attached)";
+      break;
+    case io::failure_cause::no_record:
+      msg << "all " << s.io.record_count << " transaction records in use; raise "
+          << "runtime_options::transaction_records (" << sizeof(io::transaction_record)
+          << " bytes of device memory each) or wait on "
+          << "transactions before issuing more";
+      break;
+    case io::failure_cause::no_queue_entry:
+      msg << "every queue of the device stayed full for submit_timeout_ms (" << s.options.submit_timeout_ms
+          << " ms)";
+      break;
+  }
+  return msg.str();
+}
+
 void runtime::check() const {
   const state& s = *s_;
+  std::string request;
   if (s.first_error != nullptr &&
       std::atomic_ref<std::uint32_t>(s.first_error->valid).load(std::memory_order_acquire) != 0) {
-    const io::error_record& e = *s.first_error;
-    const status st = status::unpack(e.result);
-    std::ostringstream msg;
-    msg << "agio: device " << e.device << " (" << s.devices.at(e.device).options.uri << "): "
-        << opcode_name(e.opcode) << " of " << e.blocks << " blocks at LBA " << e.lba << " failed: ";
-    if (st.result == outcome::nvme_error) {
-      msg << "NVMe status 0x" << std::hex << st.nvme_status << std::dec << " (" << spec::describe_status(st.nvme_status)
-          << ")";
-    } else {
-      msg << agio::describe(st.result);
-    }
-    if (s.proxy) {
-      const std::string cause = s.proxy->first_store_error(e.device);
-      if (!cause.empty()) msg << "; store reported: " << cause;
-    }
-    throw io_error(msg.str());
+    request = describe_failure(*s.first_error);
   }
-  if (s.proxy) {
-    const std::string failure = s.proxy->thread_failure();
-    if (!failure.empty()) throw io_error("agio: controller failure: " + failure);
+  // A failed controller fails the requests it held, so its cause comes first.
+  const std::string failure = s.proxy ? s.proxy->thread_failure() : std::string();
+  if (!failure.empty()) {
+    throw io_error("agio: controller failure: " + failure +
+                   (request.empty() ? std::string() : "; first failed request: " + request));
   }
+  if (!request.empty()) throw io_error("agio: " + request);
 }
 
 std::vector<device_counters> runtime::counters() const {
@@ -432,6 +506,7 @@ std::vector<device_counters> runtime::counters() const {
     c.submitted = raw[d].submitted;
     c.completed = raw[d].completed;
     c.errors = raw[d].errors;
+    c.rejected = raw[d].rejected;
     c.queue_full_retries = raw[d].queue_full_retries;
     c.bytes = raw[d].bytes;
     c.latency_log2_ns.assign(std::begin(raw[d].latency), std::end(raw[d].latency));
@@ -446,6 +521,14 @@ std::vector<device_counters> runtime::counters() const {
     out.push_back(std::move(c));
   }
   return out;
+}
+
+std::uint64_t runtime::requests_for_unknown_devices() const {
+  const state& s = *s_;
+  if (s.io.control == nullptr) return 0;
+  std::uint64_t n = 0;
+  s.plat->copy_to_host(&n, &s.io.control->unknown_device_requests, sizeof n);
+  return n;
 }
 
 std::uint64_t device_counters::latency_quantile_ns(double q) const {

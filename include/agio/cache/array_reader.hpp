@@ -86,7 +86,7 @@ class array_reader {
   // pins back in one atomic.
   AGIO_HD void release() {
     if (line_ == no_line) return;
-    const detail::warp::lane_group group = detail::warp::group_by(line_);
+    const detail::warp::lane_group group = detail::warp::group_by(line_, cache_.cache_id());
     detail::warp::sync(group);  // the group's reads of the line come before its unpin
     if (detail::warp::leads(group)) cache_.unpin(line_, detail::warp::count(group.mask));
     line_ = no_line;
@@ -95,18 +95,29 @@ class array_reader {
  private:
   AGIO_HD status move_to(std::uint64_t block) {
     release();
+    const deadline limit = deadline::after_ns(cache_.wait_timeout_ns);
     std::uint32_t line = no_line;
     status result{outcome::pending, 0};
-    const detail::warp::lane_group group = cache_.coalesced(
-        tag_of(dev_, block),
-        [&](std::uint32_t lanes) {
-          result = cache_.acquire_line(dev_, block, line, deadline::after_ns(cache_.wait_timeout_ns));
-          // Every lane of the group holds a pin of its own, given back whenever it moves on.
-          if (result.ok() && lanes != 1) cache_.add_pins(line, lanes - 1);
-        },
-        result);
-    line = detail::warp::from_leader(group, line);
+    detail::warp::lane_group group;
+    // A group waits under its leader's deadline; a lane whose own has not passed when the
+    // leader's did tries again (lanes of one warp may read through handles with other timeouts).
+    do {
+      group = cache_.coalesced(
+          tag_of(dev_, block),
+          [&](std::uint32_t lanes) {
+            result = cache_.acquire_line(dev_, block, line, limit);
+            // Every lane of the group holds a pin of its own, given back whenever it moves on.
+            if (result.ok() && lanes != 1) cache_.add_pins(line, lanes - 1);
+          },
+          result);
+    } while (result.result == outcome::timeout && !limit.passed());
+    // A failed group holds nothing, and its lanes may since have gone on in other groups: none
+    // of them may join the group's shuffle and barrier below.
     if (!result.ok()) return result;
+    line = detail::warp::from_leader(group, line);
+    // The leader's pin acquired the line for the group; the barrier orders the other lanes'
+    // reads after it (a shuffle orders no memory), at no cost beyond the shuffle's convergence.
+    detail::warp::sync(group);
     line_ = line;
     first_ = block * elements_per_line<T>(cache_.state);
     data_ = cache_.line_data(line);

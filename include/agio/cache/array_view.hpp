@@ -31,7 +31,6 @@ class array_view {
   AGIO_HD status put(std::uint32_t dev, std::uint64_t index, const T& value) const {
     return access(dev, index, [&](T* element) { detail::shared_store(*element, value); }, true);
   }
-  AGIO_HD void store(std::uint32_t dev, std::uint64_t index, const T& value) const { put(dev, index, value); }
 
   // A thread's reader of device `dev`'s elements, cheaper than get() for runs of neighbouring
   // elements: it keeps its last line pinned (array_reader.hpp).
@@ -39,9 +38,10 @@ class array_view {
 
   class row {
    public:
+    // A failed read yields T{}, and its status reaches nobody: use get() where reads may fail.
     AGIO_HD T operator[](std::uint64_t index) const {
       T value{};
-      view_.get(dev_, index, value);
+      (void)view_.get(dev_, index, value);
       return value;
     }
 
@@ -65,20 +65,40 @@ class array_view {
                : status{outcome::success, 0};
     std::uint32_t line = no_line;
     status result{outcome::pending, 0};
-    // The group's leader pins the line for all its lanes and lets it go once all are done.
-    const detail::warp::lane_group group =
-        cache.coalesced(tag_of(dev, block), [&](std::uint32_t) { result = cache.acquire_line(dev, block, line, limit); }, result);
+    detail::warp::lane_group group;
+    // The group's leader pins the line for all its lanes and lets it go once all are done. The
+    // group waits under the leader's deadline; a lane whose own has not passed when the leader's
+    // did tries again (lanes of one warp may use handles with other timeouts).
+    do {
+      group = cache.coalesced(
+          tag_of(dev, block),
+          [&](std::uint32_t) {
+            result =
+                writes ? cache.acquire_for_write(dev, block, line, limit) : cache.acquire_line(dev, block, line, limit);
+          },
+          result);
+    } while (result.result == outcome::timeout && !limit.passed());
+    // A failed group holds nothing, and its lanes may since have gone on in other groups (those
+    // that tried again): none of them may join the group's barriers below.
+    if (!result.ok()) return cleared.ok() ? result : cleared;
     line = detail::warp::from_leader(group, line);
-    if (result.ok() && cleared.ok()) touch(reinterpret_cast<T*>(cache.line_data(line)) + offset);
+    // Only the leader's pin acquired the line's data, and a shuffle orders no memory: the
+    // barrier does (the fill's release -> the leader's acquire -> the barrier -> the other lanes'
+    // accesses). It costs nothing the shuffle has not already paid: the lanes are converged.
+    detail::warp::sync(group);
+    if (cleared.ok()) touch(reinterpret_cast<T*>(cache.line_data(line)) + offset);
 #if defined(__CUDA_ARCH__)
     if (writes) __threadfence();
 #endif
     detail::warp::sync(group);
-    if (detail::warp::leads(group) && result.ok()) {
+    if (detail::warp::leads(group)) {
       if (writes) cache.mark_dirty(line);
       cache.unpin(line);
       if (writes) result = cache.after_cache_write(dev, block, result);
     }
+    // The leader ended the group's writes (after_cache_write keeps share-table readers from
+    // older copies of the block): each lane's write succeeded only if that did.
+    if (writes) result = status::unpack(detail::warp::from_leader(group, result.pack()));
     return cleared.ok() ? result : cleared;
   }
 };

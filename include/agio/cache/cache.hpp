@@ -11,6 +11,18 @@
 // reserves one pin for its requester (so each fill serves at least one access, which keeps
 // tiny caches under many threads moving); prefetches reserve nothing, so a prefetched line can
 // be evicted before its use, and the use then reads it again.
+//
+// Failures (line.hpp has the states):
+//   - A failed fill reaches its requester (and the accesses waiting on it) as the read's status;
+//     the requester's pin stays on the INVALID line until it has read that status, so no other
+//     block's fill can land in the line first. The next access to the block reads storage again.
+//   - A failed write-back leaves the line FAILED: its data stays in the cache, reads and writes
+//     use it, and it is never a victim. An access whose set has only FAILED lines gets the
+//     write-back's status at once. flush() writes each FAILED line back up to
+//     cache_options::write_back_attempts times and then throws, naming device, LBA and cause.
+//   - Once the runtime stops (software_cache's stop hook closes the cache), every write is
+//     refused with `stopped` unless it got in before the close, in which case stop's flush
+//     writes it back (refuses_writes has the argument). Reads go on as before.
 #include <cstdint>
 
 #include "agio/cache/cache_state.hpp"
@@ -79,7 +91,10 @@ class cache_handle {
             return {outcome::success, 0};
           }
           const line_state s = state_of(detail::load<scope::device>(state.words[found], detail::acquire));
-          if (s == line_invalid && load_tag(found) == tag) return take_fill_failure(found, tag, limit);
+          if (s == line_invalid && load_tag(found) == tag) {
+            const status failed = forget_failed_fill(found, tag, limit);
+            if (failed.finished()) return failed;
+          }
           if (s == line_busy || s == line_cleaning) {
             if (!counted_wait) count_event(state, &cache_counters::hits_on_busy);
             counted_wait = true;
@@ -113,6 +128,30 @@ class cache_handle {
     detail::fetch_or<scope::device>(state.words[line], dirty_bit, detail::relaxed);
   }
 
+  // acquire_line for an access that writes the line: refused with `stopped` once the cache is
+  // closed to writes.
+  AGIO_HD status acquire_for_write(std::uint32_t dev, std::uint64_t block, std::uint32_t& line, deadline limit) const {
+    const status s = acquire_line(dev, block, line, limit);
+    if (!s.ok() || !refuses_writes(line)) return s;
+    unpin(line);
+    return {outcome::stopped, 0};
+  }
+
+  // Whether a writer that holds `line` (pinned, or claimed BUSY) must give up with `stopped`.
+  // Dekker with close_to_writes and the stop flush's look at every line (quiet), all seq_cst:
+  // the writer updates the line's word (after its pin or claim), then loads the flag; the
+  // closer stores the flag, then loads each line's word. In their single total order either
+  // this load comes after the close and sees it, or the flush's load of the word comes after
+  // this update and sees the line held, and waits until it is let go, by when the write is in
+  // the line and the line MODIFIED for the flush to write back. Only writers pay this (one more
+  // atomic on a word they already hold); reads never look at the flag.
+  AGIO_HD bool refuses_writes(std::uint32_t line) const {
+    detail::fetch_or<scope::device>(state.words[line], 0u, detail::seq_cst);
+    return detail::load<scope::device>(*state.closed, detail::seq_cst) != 0;
+  }
+  // Refuses every later write (run once, by the host's stop hook, before its flush).
+  AGIO_HD void close_to_writes() const { detail::store<scope::device>(*state.closed, 1u, detail::seq_cst); }
+
   // --- Device API (AGILE Listing 1) -----------------------------------------------------------
 
   // Starts loading block `block` of `dev` into the cache and returns at once: success when it
@@ -120,20 +159,23 @@ class cache_handle {
   // prefetch is a hint: the access that needs the block reads it then). Waiting for a line
   // instead would turn a burst of prefetches into threads spinning on full sets, which in a
   // cache smaller than the burst slowed DLRM's async mode below its sync mode. Lanes of a warp
-  // asking for the same block send one request.
+  // asking for the same block send one request; one whose deadline has not passed when the
+  // leader's did tries again.
   AGIO_HD status prefetch(std::uint32_t dev, std::uint64_t block) const {
     if (dev >= io.device_count) return {outcome::invalid_argument, 0};
     const std::uint64_t tag = tag_of(dev, block);
+    const deadline limit = deadline::after_ns(wait_timeout_ns);
     status result{outcome::success, 0};
-    coalesced(tag, [&](std::uint32_t) {
-      const deadline limit = deadline::after_ns(wait_timeout_ns);
-      result = taking_turns(tag, limit, [&](claim_turn& turn) -> status {
-        if (find(tag) != no_line) return {outcome::success, 0};
-        std::uint32_t unused = no_line;
-        const status inserted = insert(dev, block, tag, fill_mode::plain, unused, turn, limit);
-        return inserted.result == outcome::pending ? status{outcome::success, 0} : inserted;
-      });
-    }, result);
+    do {
+      coalesced(tag, [&](std::uint32_t) {
+        result = taking_turns(tag, limit, [&](claim_turn& turn) -> status {
+          if (find(tag) != no_line) return {outcome::success, 0};
+          std::uint32_t unused = no_line;
+          const status inserted = insert(dev, block, tag, fill_mode::plain, unused, turn, limit);
+          return inserted.result == outcome::pending ? status{outcome::success, 0} : inserted;
+        });
+      }, result);
+    } while (result.result == outcome::timeout && !limit.passed());
     return result;
   }
 
@@ -215,7 +257,7 @@ class cache_handle {
       return after_cache_write(dev, block, write_line(dev, block, src, limit));
     }
     std::uint32_t line = no_line;
-    const status s = acquire_line(dev, block, line, limit);
+    const status s = acquire_for_write(dev, block, line, limit);
     if (!s.ok()) return s;
     detail::shared_copy(line_data(line) + offset, src, bytes);
     mark_dirty(line);
@@ -225,18 +267,21 @@ class cache_handle {
 
   // --- Whole-cache operations (run by the host's flush and preload jobs) ----------------------
 
-  // Starts writing back every unpinned MODIFIED line among lines first, first + stride, ...
-  // Returns the first submission failure, if any.
-  AGIO_HD status clean(std::uint32_t first, std::uint32_t stride) const {
+  // Starts writing back every MODIFIED line (with `failed_too`, every FAILED one too) among
+  // lines first, first + stride, ... that no access holds. Returns the first submission
+  // failure, if any.
+  AGIO_HD status clean(std::uint32_t first, std::uint32_t stride, bool failed_too) const {
     status result{outcome::success, 0};
     for (std::uint32_t line = first; line < state.line_count; line += stride) {
-      if (!start_cleaning(line)) continue;
-      const status s = write_back(line);
+      line_state was = line_invalid;
+      if (!start_cleaning(line, failed_too, was)) continue;
+      const status s = write_back(line, was);
       if (!s.ok() && result.ok()) result = s;
     }
     return result;
   }
-  // True when none of lines first, first + stride, ... is being written back or is MODIFIED.
+  // True when none of lines first, first + stride, ... is being written back or is MODIFIED (a
+  // FAILED line is done with: its write failed).
   AGIO_HD bool clean_done(std::uint32_t first, std::uint32_t stride) const {
     for (std::uint32_t line = first; line < state.line_count; line += stride) {
       const line_state s = state_of(detail::load<scope::device>(state.words[line], detail::acquire));
@@ -244,13 +289,37 @@ class cache_handle {
     }
     return true;
   }
+  // The first of lines first, first + stride, ... whose write-back failed, or no_line; with its
+  // write's status in `failed`.
+  AGIO_HD std::uint32_t first_failed(std::uint32_t first, std::uint32_t stride, status& failed) const {
+    for (std::uint32_t line = first; line < state.line_count; line += stride) {
+      // Acquire pairs with the completion's release of FAILED: the status stored before it is in.
+      if (state_of(detail::load<scope::device>(state.words[line], detail::acquire)) == line_failed) {
+        failed = failure_of(line);
+        return line;
+      }
+    }
+    return no_line;
+  }
+  // True when `line` is neither BUSY nor held by an access. Seen once after close_to_writes,
+  // every write that got into the line before the close is in it (seq_cst: refuses_writes).
+  AGIO_HD bool quiet(std::uint32_t line) const {
+    const std::uint32_t word = detail::load<scope::device>(state.words[line], detail::seq_cst);
+    return state_of(word) != line_busy &&
+           pins_of(word) == detail::load<scope::device>(state.orphan_pins[line], detail::relaxed);
+  }
 
-  // Runs `body(lanes)` once per group of lanes of the calling warp that pass the same `key`, on
-  // the group's leader, with the group's size, and gives every lane of the group the leader's
-  // `result`. Returns the group, for callers that share more of the leader's work.
+  // Which cache this handle is a handle of: lanes of a warp coalesce only with lanes of the same
+  // cache (a line index or a block's tag means nothing in another).
+  AGIO_HD std::uint64_t cache_id() const { return reinterpret_cast<std::uint64_t>(state.words); }
+
+  // Runs `body(lanes)` once per group of lanes of the calling warp that pass the same `key` to
+  // the same cache, on the group's leader, with the group's size, and gives every lane of the
+  // group the leader's `result`. Returns the group, for callers that share more of the leader's
+  // work.
   template <class Body>
   AGIO_HD detail::warp::lane_group coalesced(std::uint64_t key, Body&& body, status& result) const {
-    const detail::warp::lane_group group = detail::warp::group_by(key);
+    const detail::warp::lane_group group = detail::warp::group_by(key, cache_id());
     if (detail::warp::leads(group)) {
       const std::uint32_t lanes = detail::warp::count(group.mask);
       body(lanes);
@@ -262,6 +331,12 @@ class cache_handle {
 
  private:
   enum class fill_mode { plain, reserve };
+
+  // The status a failed fill or write-back of `line` stored (nvme_error if it stored none).
+  AGIO_HD status failure_of(std::uint32_t line) const {
+    const status failed = status::unpack(detail::load<scope::device>(state.fill_status[line], detail::relaxed));
+    return failed.ok() || !failed.finished() ? status{outcome::nvme_error, 0} : failed;
+  }
 
   // Runs `attempt(turn)`, an access's retry loop, and passes on the turn it may still hold.
   template <class Attempt>
@@ -302,43 +377,70 @@ class cache_handle {
     return false;
   }
 
-  // Reports a failed fill and forgets it, so the next access tries storage again.
-  AGIO_HD status take_fill_failure(std::uint32_t line, std::uint64_t tag, deadline limit) const {
-    const status failed = status::unpack(detail::load<scope::device>(state.fill_status[line], detail::relaxed));
-    forget_failed_fill(line, tag, limit);
-    return failed.ok() || !failed.finished() ? status{outcome::nvme_error, 0} : failed;
+  // Reports the failure of the caller's own fill of `line`, which still carries the caller's
+  // reserved pin: nobody can claim the line until that pin goes, so no lock is needed to untag
+  // it, and the status read is this fill's.
+  AGIO_HD status take_own_fill_failure(std::uint32_t line) const {
+    const status failed = failure_of(line);
+    detail::store<scope::device>(state.tags[line], no_tag, detail::relaxed);
+    unpin(line);  // its release orders the untagging before the next claim's retagging
+    return failed;
   }
-  // Untags a line left INVALID by a failed fill of `tag`. Under the set lock: a line leaves
-  // INVALID only when claimed, under that lock, so the check and the untagging cannot straddle
-  // a new fill of the same block (which a stale untagging would orphan, leaving its data
-  // unreachable and a second copy of the block free to appear). On a lock timeout the tag
-  // stays, and the next access reports the failure again.
-  AGIO_HD void forget_failed_fill(std::uint32_t line, std::uint64_t tag, deadline limit) const {
+  // For an access that found a failed fill of `tag` it did not request (it waited on it):
+  // returns that fill's status and untags the line, so the next access tries storage again;
+  // pending if the line no longer holds that failure; the lock's status if it was not taken by
+  // `limit` (the tag then stays, and the next access reports the failure again). Under the set
+  // lock: a line leaves INVALID only when claimed, under that lock, so the check, the status
+  // read and the untagging cannot straddle a new fill of the line (whose status would be
+  // reported, or which a stale untagging would orphan, leaving its data unreachable and a
+  // second copy of the block free to appear).
+  AGIO_HD status forget_failed_fill(std::uint32_t line, std::uint64_t tag, deadline limit) const {
     const std::uint32_t set = line / state.ways;
     const lock_name name{lock_kind::cache_set, set};
-    if (!locks.acquire(state.set_locks[set], name, limit).ok()) return;
-    if (state_of(detail::load<scope::device>(state.words[line], detail::relaxed)) == line_invalid &&
+    const status locked = locks.acquire(state.set_locks[set], name, limit);
+    if (!locked.ok()) return locked;
+    status failed{outcome::pending, 0};
+    // Acquire pairs with the completion's release of INVALID: the status stored before it is in.
+    if (state_of(detail::load<scope::device>(state.words[line], detail::acquire)) == line_invalid &&
         load_tag(line) == tag) {
+      failed = failure_of(line);
       detail::store<scope::device>(state.tags[line], no_tag, detail::relaxed);
     }
     locks.release(state.set_locks[set], name);
+    return failed;
   }
 
   // A line may be given up when it holds nothing, or clean data, or dirty data that can be
-  // written back first, and nobody but waiters that gave up holds a pin on it.
+  // written back first, and nobody but waiters that gave up holds a pin on it. Not a FAILED
+  // line: storage refused its data, which lives only there.
   // Both words are loaded before either is looked at: one trip to memory per line while a
   // policy scans its set under the lock.
   AGIO_HD bool evictable(std::uint32_t line) const {
     const std::uint32_t word = detail::load<scope::device>(state.words[line], detail::relaxed);
     const std::uint32_t orphans = detail::load<scope::device>(state.orphan_pins[line], detail::relaxed);
     const line_state s = state_of(word);
-    return s == line_invalid || (holds_data(s) && pins_of(word) == orphans);
+    return (s == line_invalid || s == line_ready || s == line_modified) && pins_of(word) == orphans;
   }
 
-  // Takes an unpinned MODIFIED line for write-back (MODIFIED -> CLEANING, orphaned pins kept).
-  AGIO_HD bool start_cleaning(std::uint32_t line) const {
+  // The write-back failure of `set` when every line of it is FAILED (no line of it can be
+  // given up before a flush succeeds), else success.
+  AGIO_HD status set_failure(std::uint32_t set) const {
+    const std::uint32_t first = set * state.ways;
+    for (std::uint32_t way = 0; way < state.ways; ++way) {
+      // Acquire pairs with the completion's release of FAILED: the status stored before it is in.
+      if (state_of(detail::load<scope::device>(state.words[first + way], detail::acquire)) != line_failed) {
+        return {outcome::success, 0};
+      }
+    }
+    return failure_of(first);
+  }
+
+  // Takes a MODIFIED line (with `failed_too`, a FAILED one too) that no access holds for
+  // write-back (-> CLEANING, orphaned pins kept); `was` is the state it had.
+  AGIO_HD bool start_cleaning(std::uint32_t line, bool failed_too, line_state& was) const {
     std::uint32_t word = detail::load<scope::device>(state.words[line], detail::relaxed);
-    if (state_of(word) != line_modified ||
+    was = state_of(word);
+    if ((was != line_modified && !(failed_too && was == line_failed)) ||
         pins_of(word) != detail::load<scope::device>(state.orphan_pins[line], detail::relaxed)) {
       return false;
     }
@@ -377,15 +479,16 @@ class cache_handle {
                                      ? policy.victim(state, set, [this](std::uint32_t l) { return evictable(l); }, locks)
                                      : no_line;
     if (victim == no_line) {
+      const status failed = set_failure(set);
       locks.release(set_lock, name);
-      return {outcome::pending, 0};
-    }
-    if (start_cleaning(victim)) {
-      locks.release(set_lock, name);
-      const status s = write_back(victim);
-      return s.ok() ? status{outcome::pending, 0} : s;
+      return failed.ok() ? status{outcome::pending, 0} : failed;
     }
     line_state was = line_invalid;
+    if (start_cleaning(victim, false, was)) {
+      locks.release(set_lock, name);
+      const status s = write_back(victim, was);
+      return s.ok() ? status{outcome::pending, 0} : s;
+    }
     if (!try_claim(victim, was)) {
       locks.release(set_lock, name);
       return {outcome::pending, 0};
@@ -399,13 +502,13 @@ class cache_handle {
     return {outcome::success, 0};
   }
 
-  // Claims an evictable line (INVALID, or READY with no live pin): the state word is checked
+  // Claims an evictable line (INVALID or READY, with no live pin): the state word is checked
   // and swapped in one step, so a pin taken since the policy looked makes the claim fail.
   AGIO_HD bool try_claim(std::uint32_t line, line_state& was) const {
     std::uint32_t word = detail::load<scope::device>(state.words[line], detail::relaxed);
     was = state_of(word);
-    if (was != line_invalid &&
-        (was != line_ready || pins_of(word) != detail::load<scope::device>(state.orphan_pins[line], detail::relaxed))) {
+    if ((was != line_invalid && was != line_ready) ||
+        pins_of(word) != detail::load<scope::device>(state.orphan_pins[line], detail::relaxed)) {
       return false;
     }
     // Acquire pairs with the last unpin: every access to the old contents is done.
@@ -421,8 +524,13 @@ class cache_handle {
   AGIO_HD status fill(std::uint32_t dev, std::uint64_t block, std::uint32_t victim, fill_mode mode, std::uint32_t& line,
                       deadline limit) const {
     const std::uint32_t reserved = mode == fill_mode::reserve ? 1 : 0;
-    const completion_signal signal{&state.words[victim], line_word(line_ready, reserved), line_word(line_invalid),
-                                   &state.fill_status[victim]};
+    // The reserved pin comes with either outcome: the line stays ours until we let go of it, so
+    // the state we see below is our fill's, not a later fill's of another block.
+    // The completion counts a failure, so that fills nobody waits for (prefetches, requesters
+    // that gave up) are counted too.
+    const completion_signal signal{&state.words[victim], line_word(line_ready, reserved),
+                                   line_word(line_invalid, reserved), &state.fill_status[victim],
+                                   &state.counters[0].fill_failures};
     const std::uint32_t lbas = lbas_per_line(dev);
     const status issued = io.async_read_signalled(dev, block * lbas, lbas, line_data(victim), signal);
     if (!issued.ok()) {
@@ -443,34 +551,34 @@ class cache_handle {
         },
         limit, detail::io_wait_max_sleep_ns);
     if (!landed) {
-      // The reserved pin will arrive with the fill and nobody will release it: mark it orphaned
-      // so the line can still be evicted.
+      // The reserved pin arrives with the fill, whichever way it ends, and nobody will release
+      // it: mark it orphaned so the line can still be given up. Until then the pin is live and
+      // the line cannot be claimed, so the orphan is this fill's, never a later one's.
       detail::fetch_add<scope::device>(state.orphan_pins[victim], 1u, detail::relaxed);
       return {outcome::timeout, 0};
     }
-    // Others may have pinned and written the line since it landed (READY or MODIFIED): both
-    // carry our reserved pin. Only INVALID means the read failed.
-    if (state_of(word) == line_invalid) {
-      count_event(state, &cache_counters::fill_failures);
-      return take_fill_failure(victim, tag_of(dev, block), limit);
-    }
+    // Others may have pinned and written the line since it landed (READY, MODIFIED, even
+    // FAILED after a write-back): all carry our reserved pin. Only INVALID means the read failed.
+    if (state_of(word) == line_invalid) return take_own_fill_failure(victim);
     line = victim;
     return {outcome::success, 0};
   }
 
-  // Writes a CLEANING line's block back; the completion makes it READY (MODIFIED on failure, so
-  // the data stays in the cache and is not lost).
-  AGIO_HD status write_back(std::uint32_t line) const {
+  // Writes a CLEANING line's block back; the completion makes it READY, or FAILED (the data
+  // stays in the cache and is not lost). A write that cannot be submitted leaves the line as it
+  // was (`was`).
+  AGIO_HD status write_back(std::uint32_t line, line_state was) const {
     const std::uint64_t tag = load_tag(line);
     const std::uint32_t dev = tag_device(tag);
     const std::uint32_t lbas = lbas_per_line(dev);
     // Pins of waiters that gave up stay with the line through its cleaning.
     const std::uint32_t pins = pins_of(detail::load<scope::device>(state.words[line], detail::relaxed));
-    const completion_signal signal{&state.words[line], line_word(line_ready, pins), line_word(line_modified, pins),
-                                   &state.fill_status[line]};
+    // The completion counts a failure in the first stripe: nobody waits for a write-back.
+    const completion_signal signal{&state.words[line], line_word(line_ready, pins), line_word(line_failed, pins),
+                                   &state.fill_status[line], &state.counters[0].write_back_failures};
     count_event(state, &cache_counters::write_backs);
     const status issued = io.async_write_signalled(dev, tag_block(tag) * lbas, lbas, line_data(line), signal);
-    if (!issued.ok()) detail::store<scope::device>(state.words[line], line_word(line_modified, pins), detail::release);
+    if (!issued.ok()) detail::store<scope::device>(state.words[line], line_word(was, pins), detail::release);
     return issued;
   }
 
@@ -483,6 +591,10 @@ class cache_handle {
       for (;;) {
         const std::uint32_t found = find(tag);
         if (found != no_line && try_pin(found, tag)) {
+          if (refuses_writes(found)) {
+            unpin(found);
+            return {outcome::stopped, 0};
+          }
           policy.on_hit(state, found);
           count_event(state, &cache_counters::hits);
           detail::shared_copy(line_data(found), src, state.line_bytes);
@@ -492,12 +604,18 @@ class cache_handle {
         }
         if (found != no_line &&
             state_of(detail::load<scope::device>(state.words[found], detail::relaxed)) == line_invalid) {
-          forget_failed_fill(found, tag, limit);  // a failed fill of this block: the write replaces it
-          continue;
-        }
-        if (found == no_line) {
+          // A failed fill of this block: the write replaces it.
+          const status forgotten = forget_failed_fill(found, tag, limit);
+          if (forgotten.result == outcome::timeout || forgotten.result == outcome::deadlock) return forgotten;
+        } else if (found == no_line) {
           std::uint32_t claimed = no_line;
           const status s = claim_line_for(tag, claimed, turn, limit);
+          if (s.ok() && refuses_writes(claimed)) {
+            // The claimed line goes back empty (release: its untagging precedes the next claim).
+            detail::store<scope::device>(state.tags[claimed], no_tag, detail::relaxed);
+            detail::store<scope::device>(state.words[claimed], line_word(line_invalid), detail::release);
+            return {outcome::stopped, 0};
+          }
           if (s.ok()) {
             detail::thread_copy(line_data(claimed), src, state.line_bytes);
             // Release pairs with readers' acquire when they pin: the data precedes MODIFIED.

@@ -22,6 +22,7 @@ struct cache_counters {
   std::uint64_t write_backs;         // MODIFIED lines written to storage
   std::uint64_t share_hits;          // async reads served from a shared buffer (share table)
   std::uint64_t fill_failures;       // fills whose read failed (the I/O error reaches the host)
+  std::uint64_t write_back_failures; // write-backs that failed (the line became FAILED, data kept)
 
   // hits / (hits + misses): leaves out the accesses that waited on a fill (hits_on_busy) or
   // rode on another lane's access (coalesced_in_warp), whose numbers depend on the threads'
@@ -44,6 +45,7 @@ struct cache_counters {
     write_backs += o.write_backs;
     share_hits += o.share_hits;
     fill_failures += o.fill_failures;
+    write_back_failures += o.write_back_failures;
     return *this;
   }
 };
@@ -59,6 +61,7 @@ struct cache_state {
   std::uint32_t* orphan_pins = nullptr;     // pins reserved for waiters that gave up (see cache.hpp)
   std::uint32_t* set_locks = nullptr;       // taken to insert into a set; 0 free, else holder + 1
   std::uint64_t* set_turns = nullptr;       // per set: deadline of the access served first, or no_turn
+  std::uint32_t* closed = nullptr;          // non-zero once writes are refused (the runtime is stopping)
   void* policy_state = nullptr;             // the policy's own per-line / per-set words
   cache_counters* counters = nullptr;       // counter_stripes of them
   std::uint32_t line_count = 0;

@@ -33,7 +33,9 @@
 //   sharer's release    one reference less
 //   owner's release     detaches the entry, waits (deadline) until every sharer released, writes
 //                       the dirty words into the cache line if modified, frees the slot: the
-//                       owner's buffer is its own again when this returns success
+//                       owner's buffer is its own again when this returns success; once the
+//                       runtime is stopping the cache refuses the writes and the release
+//                       returns `stopped` (the slot is freed all the same)
 // Order of writes to the same words: the latest write wins, whichever path made it. A cache-path
 // write (array view put, write_bytes, async_write) or a write_shared clears the dirty marks of
 // the words it writes in the source's other buffers, so an older write to a buffer never
@@ -133,7 +135,7 @@ class share_table {
     const std::uint64_t tag = tag_of(dev, block);
     if (slot_count != 0 && !take_reference(cache, tag, t)) register_buffer(cache, tag, t);
     // A head start for the copy at wait(), which reports whatever the fill does.
-    if (t.role != share_role::sharer) cache.prefetch(dev, block);
+    if (t.role != share_role::sharer) (void)cache.prefetch(dev, block);
     return t;
   }
 
@@ -252,9 +254,15 @@ class share_table {
     if (slot_count == 0) return {outcome::success, 0};
     // Under the lock even when no entry is seen: a registration racing with this write either
     // comes first (and is detached here) or fills after it (and sees the write).
+    // The write is already in the cache: giving up here would report a write that happened as
+    // failed (and leave a shared copy without it). So wait for the lock at least a minute even
+    // under a caller's shorter deadline: its critical sections are short, but the lock is not
+    // fair, and under 8192 GPU threads on a few hot blocks a waiter was seen to wait more than
+    // a second. Only a lock held that long (a deadlock) still fails the write.
     const std::uint32_t set = set_of(tag);
     const lock_name name{lock_kind::share_set, set};
-    const status locked = cache.locks.acquire(set_locks[set], name, deadline::after_ns(cache.wait_timeout_ns));
+    const status locked = cache.locks.acquire(
+        set_locks[set], name, deadline::after_ns(cache.wait_timeout_ns > detach_patience_ns ? cache.wait_timeout_ns : detach_patience_ns));
     if (!locked.ok()) return locked;
     detach(tag, set);
     cache.locks.release(set_locks[set], name);
@@ -264,6 +272,7 @@ class share_table {
  private:
   static constexpr detail::scope scope_t = detail::scope::device;
   static constexpr std::uint32_t no_slot = ~std::uint32_t{0};
+  static constexpr std::uint64_t detach_patience_ns = 60'000'000'000;
   // The entry word (see the top of this file).
   static constexpr std::uint64_t fill_mask = 7;
   static constexpr std::uint64_t share_free = 0, share_unfilled = 1, share_filling = 2, share_filled = 3,
@@ -438,7 +447,7 @@ class share_table {
   template <class Cache>
   AGIO_HD status propagate(const Cache& cache, const share_transaction& t, deadline limit) const {
     std::uint32_t line = 0;
-    const status pinned = cache.acquire_line(t.device, t.block, line, limit);
+    const status pinned = cache.acquire_for_write(t.device, t.block, line, limit);
     if (!pinned.ok()) return pinned;
     const std::uint64_t tag = tag_of(t.device, t.block);
     const std::uint32_t set = set_of(tag);

@@ -17,6 +17,8 @@
 // kernels.
 #include <algorithm>
 #include <cstdint>
+#include <exception>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,6 +27,7 @@
 #include "agio/cache/cache.hpp"
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
+#include "agio/spec/status.hpp"
 
 namespace agio {
 
@@ -33,31 +36,87 @@ struct cache_options {
   std::uint32_t line_bytes = 4096;            // the I/O unit: a multiple of every device's LBA size
   std::uint32_t ways = 8;                     // lines per set, unless the policy fixes it
   std::uint32_t share_slots = 1024;           // share table entries, with Shares = share_table (0: none)
+  std::uint32_t write_back_attempts = 2;      // writes flush() issues for a line before it reports failure
 };
 
 // What software_cache::counters() reports (the device-side counts, read back).
 using cache_counters = cache::cache_counters;
 
+// Lines of the cache in each condition that matters at the end of a run (software_cache::audit).
+// After every access has finished: live_pins, busy and cleaning are 0; modified is 0 after a
+// flush that succeeded; failed counts the lines whose write-back failed (cache.hpp).
+struct cache_audit {
+  std::uint32_t live_pins = 0;  // lines whose pins are not all orphaned (an access still holds them)
+  std::uint32_t busy = 0;
+  std::uint32_t cleaning = 0;
+  std::uint32_t modified = 0;
+  std::uint32_t failed = 0;
+};
+
 namespace cache {
+
+// Keeps the first failure of a job (status::pack(), 0 while none).
+AGIO_HD inline void record_failure(std::uint32_t* failure, status s) {
+  std::uint32_t none = 0;
+  detail::compare_exchange<detail::scope::device>(*failure, none, s.pack(), detail::relaxed);
+}
 
 // Host jobs over the whole cache, one instance per thread of run_job.
 template <class Policy, class Locks, class Shares, class IO>
 struct clean_job {
   cache_handle<Policy, Locks, Shares, IO> cache;
-  std::uint32_t* failure;  // first status::pack() that was not success
+  std::uint32_t* failure;      // first status::pack() that was not success
+  std::uint32_t* failed_line;  // a line whose write-back failed every attempt (no_line: none)
+  std::uint32_t attempts;      // write-backs of a line per flush before its failure is reported
+  bool closing;                // the cache was just closed to writes: let writers that got in finish
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    const status started = cache.clean(t, threads);
-    const bool done = detail::poll_until(
-        [&] {
-          if (cache.clean_done(t, threads)) return true;
-          for (std::uint32_t d = 0; d < cache.io.device_count; ++d) cache.io.help_retire(d);
-          return false;
-        },
-                                         deadline::after_ns(cache.wait_timeout_ns), 8'192);
-    const status result = !started.ok() ? started : done ? status{outcome::success, 0} : status{outcome::timeout, 0};
-    std::uint32_t none = 0;
-    if (!result.ok()) detail::compare_exchange<detail::scope::device>(*failure, none, result.pack(), detail::relaxed);
+    const deadline limit = deadline::after_ns(cache.wait_timeout_ns);
+    const auto retire = [&] {
+      for (std::uint32_t d = 0; d < cache.io.device_count; ++d) cache.io.help_retire(d);
+    };
+    if (closing) {
+      // One line after another: a line seen quiet once stays free of admitted writers.
+      for (std::uint32_t line = t; line < cache.state.line_count; line += threads) {
+        const bool quiet = detail::poll_until(
+            [&] {
+              if (cache.quiet(line)) return true;
+              retire();
+              return false;
+            },
+            limit, 8'192);
+        if (!quiet) return record_failure(failure, {outcome::timeout, 0});
+      }
+    }
+    for (std::uint32_t attempt = 1;; ++attempt) {
+      // FAILED lines get one write per attempt; MODIFIED ones whenever no access holds them.
+      status started = cache.clean(t, threads, true);
+      const bool done = detail::poll_until(
+          [&] {
+            if (!started.ok() || cache.clean_done(t, threads)) return true;
+            started = cache.clean(t, threads, false);
+            retire();
+            return false;
+          },
+          limit, 8'192);
+      if (!started.ok()) return record_failure(failure, started);
+      if (!done) return record_failure(failure, {outcome::timeout, 0});
+      status failed{outcome::success, 0};
+      const std::uint32_t line = cache.first_failed(t, threads, failed);
+      if (line == no_line) return;
+      if (attempt >= attempts) {
+        std::uint32_t none = no_line;
+        detail::compare_exchange<detail::scope::device>(*failed_line, none, line, detail::relaxed);
+        return record_failure(failure, failed);
+      }
+    }
   }
+};
+
+// Closes the cache to writes (one thread).
+template <class Policy, class Locks, class Shares, class IO>
+struct close_job {
+  cache_handle<Policy, Locks, Shares, IO> cache;
+  AGIO_HD void operator()(std::uint32_t, std::uint32_t) const { cache.close_to_writes(); }
 };
 
 template <class Policy, class Locks, class Shares, class IO>
@@ -143,7 +202,10 @@ class software_cache {
         handle_.shares = Shares::laid_out_in(take(share_bytes), options.share_slots, c.line_bytes);
       }
     }
+    c.closed = static_cast<std::uint32_t*>(take(sizeof(std::uint32_t)));
     failure_ = static_cast<std::uint32_t*>(take(sizeof(std::uint32_t)));
+    failed_line_ = static_cast<std::uint32_t*>(take(sizeof(std::uint32_t)));
+    write_back_attempts_ = std::max<std::uint32_t>(1, options.write_back_attempts);
     const std::vector<std::uint64_t> empty(lines, cache::no_tag);
     rt_.copy_to_device(c.tags, empty.data(), lines * sizeof(std::uint64_t));
     const std::vector<std::uint64_t> unserved(c.set_count, cache::no_turn);
@@ -154,7 +216,12 @@ class software_cache {
       handle_.io = rt.io();
     }
     handle_.wait_timeout_ns = handle_.io.wait_timeout_ns;
-    stop_hook_ = rt_.add_stop_hook([this] { flush(); });
+    // Writes are refused from the start of stop(): one that got in first is written back by
+    // this flush; one after it would reach no storage.
+    stop_hook_ = rt_.add_stop_hook([this] {
+      run_job(rt_, 1, cache::close_job<Policy, Locks, Shares, IO>{handle_});
+      write_back(true);
+    });
   }
 
   ~software_cache() {
@@ -187,14 +254,12 @@ class software_cache {
   std::uint32_t line_count() const { return handle_.state.line_count; }
   std::uint32_t line_bytes() const { return handle_.state.line_bytes; }
 
-  // Writes every MODIFIED line back and makes it durable on its device. Run it while no kernel
-  // writes through the cache. Throws io_error if a write-back failed or did not finish.
-  void flush() {
-    const std::uint32_t threads = std::min<std::uint32_t>(line_count(), gpu() ? 4096 : 4);
-    run_checked(threads, cache::clean_job<Policy, Locks, Shares, IO>{handle_, failure_}, "writing back modified lines");
-    const std::uint32_t devices = static_cast<std::uint32_t>(rt_.devices().size());
-    run_checked(devices, cache::flush_devices_job<IO>{handle_.io, failure_}, "flushing devices");
-  }
+  // Writes every MODIFIED line back, and every FAILED one (whose last write-back failed) again,
+  // and makes them durable on their devices. Run it while no kernel writes through the cache.
+  // A line whose write fails cache_options::write_back_attempts times stays FAILED, its data in
+  // the cache for the next flush, and flush() throws io_error naming its device, LBA and cause
+  // once the other lines are written. Also throws if a write-back did not finish in time.
+  void flush() { write_back(false); }
 
   // Loads blocks [first, first + count) of `dev` into the cache (as far as it holds them).
   void preload(std::uint32_t dev, std::uint64_t first, std::uint64_t count) {
@@ -211,6 +276,27 @@ class software_cache {
     for (const cache_counters& s : stripes) sum += s;
     return sum;
   }
+  // Reads every line's state from device memory. Run it while no kernel uses the cache.
+  cache_audit audit() const {
+    const cache::cache_state& c = handle_.state;
+    std::vector<std::uint32_t> words(c.line_count);
+    std::vector<std::uint32_t> orphans(c.line_count);
+    rt_.copy_to_host(words.data(), c.words, words.size() * sizeof(std::uint32_t));
+    rt_.copy_to_host(orphans.data(), c.orphan_pins, orphans.size() * sizeof(std::uint32_t));
+    cache_audit a;
+    for (std::size_t line = 0; line < words.size(); ++line) {
+      if (cache::pins_of(words[line]) != orphans[line]) ++a.live_pins;
+      switch (cache::state_of(words[line])) {
+        case cache::line_busy: ++a.busy; break;
+        case cache::line_cleaning: ++a.cleaning; break;
+        case cache::line_modified: ++a.modified; break;
+        case cache::line_failed: ++a.failed; break;
+        default: break;
+      }
+    }
+    return a;
+  }
+
   void reset_counters() {
     const std::vector<cache_counters> zero(cache::counter_stripes);
     rt_.copy_to_device(handle_.state.counters, zero.data(), zero.size() * sizeof(cache_counters));
@@ -225,6 +311,24 @@ class software_cache {
     return p;
   }
 
+  void write_back(bool closing) {
+    const std::uint32_t threads = std::min<std::uint32_t>(line_count(), gpu() ? 4096 : 4);
+    const std::uint32_t none = cache::no_line;
+    rt_.copy_to_device(failed_line_, &none, sizeof none);
+    // The lines written back are made durable even when another line's write failed.
+    std::exception_ptr failed;
+    try {
+      run_checked(threads,
+                  cache::clean_job<Policy, Locks, Shares, IO>{handle_, failure_, failed_line_, write_back_attempts_, closing},
+                  "writing back modified lines");
+    } catch (const io_error&) {
+      failed = std::current_exception();
+    }
+    const std::uint32_t devices = static_cast<std::uint32_t>(rt_.devices().size());
+    run_checked(devices, cache::flush_devices_job<IO>{handle_.io, failure_}, "flushing devices");
+    if (failed) std::rethrow_exception(failed);
+  }
+
   template <class Job>
   void run_checked(std::uint32_t threads, const Job& job, const char* what) {
     const std::uint32_t none = 0;
@@ -232,15 +336,39 @@ class software_cache {
     run_job(rt_, threads, job);
     std::uint32_t failed = 0;
     rt_.copy_to_host(&failed, failure_, sizeof failed);
-    if (failed != 0) {
-      rt_.check();  // names device, LBA and cause when storage failed
-      throw io_error(std::string("agio: cache ") + what + " failed: " + describe(status::unpack(failed).result));
+    if (failed == 0) return;
+    std::uint32_t line = cache::no_line;
+    if constexpr (requires { job.failed_line; }) rt_.copy_to_host(&line, failed_line_, sizeof line);
+    if (line != cache::no_line) throw io_error(write_back_failure(line, status::unpack(failed)));
+    rt_.check();  // names device, LBA and cause when storage failed
+    throw io_error(std::string("agio: cache ") + what + " failed: " + describe(status::unpack(failed).result));
+  }
+
+  // The message for `line`, whose write-back failed every attempt with `failed`.
+  std::string write_back_failure(std::uint32_t line, status failed) const {
+    std::uint64_t tag = cache::no_tag;
+    rt_.copy_to_host(&tag, handle_.state.tags + line, sizeof tag);
+    const std::uint32_t dev = cache::tag_device(tag);
+    const device_description d = rt_.devices().at(dev);
+    const std::uint32_t lbas = line_bytes() / d.lba_bytes;
+    std::ostringstream msg;
+    msg << "agio: device " << dev << " (" << d.uri << "): cache write-back of " << lbas << " blocks at LBA "
+        << cache::tag_block(tag) * lbas << " failed " << write_back_attempts_ << " times: ";
+    if (failed.result == outcome::nvme_error) {
+      msg << "NVMe status 0x" << std::hex << failed.nvme_status << std::dec << " ("
+          << spec::describe_status(failed.nvme_status) << ")";
+    } else {
+      msg << describe(failed.result);
     }
+    msg << "; its data stays in the cache for the next flush";
+    return msg.str();
   }
 
   runtime& rt_;
   handle handle_{};
   std::uint32_t* failure_ = nullptr;
+  std::uint32_t* failed_line_ = nullptr;
+  std::uint32_t write_back_attempts_ = 1;
   std::vector<void*> allocations_;
   std::uint64_t stop_hook_ = 0;
 };

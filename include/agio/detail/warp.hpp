@@ -84,6 +84,17 @@ AGIO_HD inline lane_group group_by([[maybe_unused]] std::uint64_t key) {
   return {};
 #endif
 }
+// The lanes that passed the same key and the same `owner` (what the key is a key of, such as a
+// cache: lanes of one warp may use several, and the same key means different things in each).
+AGIO_HD inline lane_group group_by([[maybe_unused]] std::uint64_t key, [[maybe_unused]] std::uint64_t owner) {
+#if defined(__CUDA_ARCH__)
+  const std::uint32_t active = __activemask();
+  const std::uint32_t mask = __match_any_sync(active, key) & __match_any_sync(active, owner);
+  return {mask, static_cast<unsigned>(__ffs(mask) - 1)};
+#else
+  return {};
+#endif
+}
 AGIO_HD inline bool leads(const lane_group& g) {
 #if defined(__CUDA_ARCH__)
   return threadIdx.x % size == g.leader;

@@ -17,7 +17,9 @@
 #include "agio/detail/copy.hpp"
 #include "agio/detail/thread_id.hpp"
 #include "agio/detail/warp.hpp"
+#include "agio/io/failure.hpp"
 #include "agio/io/io_state.hpp"
+#include "agio/io/record_pool.hpp"
 #include "agio/io/status.hpp"
 #include "agio/queue/submission.hpp"
 #include "agio/service/retire.hpp"
@@ -31,14 +33,22 @@ struct completion_signal {
   std::uint32_t on_success = 0;
   std::uint32_t on_failure = 0;
   std::uint32_t* status = nullptr;  // status::pack() of the outcome, stored before `word`
+  // Counted up by one when the request fails, before `word` is stored: lets the issuer count
+  // failures it never waits for (a cache's write-backs).
+  std::uint64_t* failures = nullptr;
 };
 
 // What async_read/async_write return: a transaction record to wait on, or an outcome decided
 // before anything was submitted (bad argument, runtime stopped, no resources).
-struct transaction {
+// [[nodiscard]]: a transaction nobody waits on holds its record until it completes, and its
+// outcome, success or failure, reaches nobody.
+struct [[nodiscard]] transaction {
   static constexpr std::uint32_t none = ~std::uint32_t{0};
   std::uint32_t record = none;
-  std::uint32_t immediate = 0;  // status::pack() when record == none
+  // Submitted: the record's generation when this request took it (record_state.hpp), which
+  // tells this request from later ones on the same record. Otherwise status::pack() of the
+  // outcome decided before submission.
+  std::uint32_t tag = 0;
 
   AGIO_HD bool submitted() const { return record != none; }
 };
@@ -74,48 +84,64 @@ class basic_controller : public io::io_state {
 
   // Submits `cmd` as it is, but for its command identifier, which the queue assigns. For
   // tools and tests that need commands the typed calls refuse to build (any opcode, any
-  // PRP). A read's data is copied to `buffer` (`bytes` long) where the transport defers copies.
+  // PRP). `buffer` and `bytes` must be what the command's PRPs name when they name one run of
+  // memory, and nullptr (bytes ignored) when they name several (a PRP list); otherwise the
+  // controller answers Invalid Field in Command and moves no data.
   AGIO_HD transaction async_passthrough(std::uint32_t dev, const spec::command& cmd, void* buffer,
                                         std::uint32_t bytes) const {
-    if (dev >= device_count) return reject(outcome::invalid_argument);
+    if (dev >= device_count) {
+      return refuse({io::failure_cause::no_such_device, dev, cmd.opc(), cmd.slba(), cmd.blocks()});
+    }
     return issue(dev, &cmd, static_cast<spec::opcode>(cmd.opc()), cmd.slba(), cmd.blocks(), buffer, bytes);
   }
 
-  // Waits for `t` until `limit`. A finished transaction's record is given back, so each
-  // transaction is waited on successfully once; after a timeout it may be waited on again.
-  // When waiters retire completions (waiting_controller), the waiter polls the queue its
-  // command went to.
+  // Waits for `t` until `limit`. The wait that collects a finished request's status gives its
+  // record back; any later wait on `t` returns outcome::stale. A wait whose deadline passes
+  // returns timeout and abandons the request: its record comes back once it finishes. Waiting
+  // on `t` again collects the status, unless a new request needed the record first (stale).
+  // The buffer of an abandoned read must stay valid until the request finishes. When waiters
+  // retire completions (waiting_controller), the waiter polls the queue its command went to.
   AGIO_HD status wait_for(transaction t, deadline limit) const {
-    if (!t.submitted()) return status::unpack(t.immediate);
+    if (!t.submitted()) return status::unpack(t.tag);
+    if (t.record >= record_count) return {outcome::stale, 0};  // not a handle of this runtime
     io::transaction_record& rec = records[t.record];
-    std::uint32_t word = 0;
-    // Acquire pairs with the retirer's release of the result: the data is in place.
-    const auto finished = [&] { return (word = detail::load<detail::scope::device>(rec.result, detail::acquire)) != 0; };
-    const bool done = detail::poll_until(
+    // Acquire pairs with publish_result's release (the data is in place) and with the release
+    // of the wait that collected the request, if one did.
+    std::uint64_t word = detail::load<detail::scope::device>(rec.state, detail::acquire);
+    if (!take_back(rec, word, t.tag)) return {outcome::stale, 0};
+    const auto settled = [&] {
+      word = detail::load<detail::scope::device>(rec.state, detail::acquire);
+      return io::record_state::finished(word) || !io::record_state::held_by(word, t.tag);
+    };
+    detail::poll_until(
         [&] {
           if constexpr (waiters_retire) {
-            if (finished()) return true;
-            service::poll_queue_if_free<service::solo_team>(*this, queue_pairs[rec.queue_pair]);
+            if (settled()) return true;
+            // Relaxed: a wrong queue (the record reused under a duplicate wait) is only polled.
+            service::poll_queue_if_free<service::solo_team>(
+                *this, queue_pairs[detail::load<detail::scope::device>(rec.queue_pair, detail::relaxed)]);
           }
-          return finished();
+          return settled();
         },
         limit, detail::io_wait_max_sleep_ns);
-    if (!done) return {outcome::timeout, 0};
-    detail::store<detail::scope::device>(rec.result, 0u, detail::relaxed);
-    // Release pairs with acquire_record's exchange: the reset result is seen by the next owner.
-    detail::store<detail::scope::device>(rec.owner, 0u, detail::release);
-    return status::unpack(word);
+    return end_wait(rec, word, t.tag);
   }
   AGIO_HD status wait(transaction t) const { return wait_for(t, deadline::after_ns(wait_timeout_ns)); }
 
-  // True once `t` has finished (it still has to be waited on to collect its status).
+  // True once `t` has finished, or is stale (it still has to be waited on to collect its status).
   AGIO_HD bool ready(transaction t) const {
-    if (!t.submitted()) return true;
-    const io::transaction_record& rec = records[t.record];
-    if (detail::load<detail::scope::device>(rec.result, detail::acquire) != 0) return true;
+    if (!t.submitted() || t.record >= record_count) return true;
+    io::transaction_record& rec = records[t.record];
+    const auto settled = [&] {
+      // Acquire pairs with publish_result's release, as in wait_for.
+      const std::uint64_t word = detail::load<detail::scope::device>(rec.state, detail::acquire);
+      return io::record_state::finished(word) || !io::record_state::held_by(word, t.tag);
+    };
+    if (settled()) return true;
     if constexpr (waiters_retire) {
-      service::poll_queue_if_free<service::solo_team>(*this, queue_pairs[rec.queue_pair]);
-      return detail::load<detail::scope::device>(rec.result, detail::acquire) != 0;
+      service::poll_queue_if_free<service::solo_team>(
+          *this, queue_pairs[detail::load<detail::scope::device>(rec.queue_pair, detail::relaxed)]);
+      return settled();
     } else {
       return false;
     }
@@ -146,19 +172,82 @@ class basic_controller : public io::io_state {
   AGIO_HD std::uint32_t max_blocks(std::uint32_t dev) const { return devices[dev].max_blocks; }
 
  private:
-  AGIO_HD static transaction reject(outcome why) { return {transaction::none, status{why, 0}.pack()}; }
+  // Refuses a request before submission: it is counted, and reported by check() if it is the
+  // run's first failure.
+  AGIO_HD transaction refuse(io::failure f) const {
+    const bool starved = f.cause == io::failure_cause::no_record || f.cause == io::failure_cause::no_queue_entry;
+    f.result = status{starved ? outcome::no_resources : outcome::invalid_argument, 0}.pack();
+    count_refusal(f.device);
+    io::note_first_failure(*this, f);
+    return {transaction::none, f.result};
+  }
+  // A request after stop() began is counted but not reported: stopping is the caller's doing,
+  // not a failure of storage or of the request.
+  AGIO_HD transaction refuse_stopped(std::uint32_t dev) const {
+    count_refusal(dev);
+    return {transaction::none, status{outcome::stopped, 0}.pack()};
+  }
+  AGIO_HD void count_refusal(std::uint32_t dev) const {
+    if (dev < device_count) {
+      detail::fetch_add<detail::scope::device>(counters[dev].rejected, std::uint64_t{1}, detail::relaxed);
+    } else {
+      detail::fetch_add<detail::scope::device>(control->unknown_device_requests, std::uint64_t{1}, detail::relaxed);
+    }
+  }
 
   // A signalled request was submitted (ok) or refused before submission (its outcome).
   AGIO_HD static status submitted(transaction t) {
-    return t.submitted() ? status{outcome::success, 0} : status::unpack(t.immediate);
+    return t.submitted() ? status{outcome::success, 0} : status::unpack(t.tag);
+  }
+
+  // A wait that comes back to an abandoned request takes it back, so that its record is not
+  // taken by a new request while this wait runs. False when `gen` no longer holds the record.
+  AGIO_HD static bool take_back(io::transaction_record& rec, std::uint64_t& word, std::uint32_t gen) {
+    // Each failed exchange means the word changed; it changes a bounded number of times.
+    for (;;) {
+      if (!io::record_state::held_by(word, gen)) return false;
+      if (io::record_state::finished(word) || !io::record_state::is_abandoned(word)) return true;
+      // Acquire, as the load that read `word`.
+      if (detail::compare_exchange<detail::scope::device>(rec.state, word, word & ~io::record_state::abandoned,
+                                                          detail::acquire)) {
+        word &= ~io::record_state::abandoned;
+        return true;
+      }
+    }
+  }
+
+  // Ends a wait that last saw `word`: collects a finished request's status and gives its
+  // record back, or abandons an unfinished request so that its record comes back when it
+  // finishes. Of two waits on one handle, one collects and the other is stale.
+  AGIO_HD status end_wait(io::transaction_record& rec, std::uint64_t word, std::uint32_t gen) const {
+    for (;;) {
+      if (!io::record_state::held_by(word, gen)) return {outcome::stale, 0};
+      if (io::record_state::finished(word)) {
+        // Release pairs with take_record's acquire: our reads of the record come before its
+        // next owner's writes.
+        if (detail::compare_exchange<detail::scope::device>(rec.state, word, io::record_state::given_back(word),
+                                                            detail::acq_rel)) {
+          // An abandoned request's record was counted available when its result came.
+          if (!io::record_state::is_abandoned(word)) io::count_available(*this);
+          return status::unpack(io::record_state::result(word));
+        }
+      } else if (detail::compare_exchange<detail::scope::device>(rec.state, word, word | io::record_state::abandoned,
+                                                                 detail::acq_rel)) {
+        return {outcome::timeout, 0};
+      }
+    }
   }
 
   AGIO_HD transaction submit(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks,
                              void* buffer, const completion_signal* signal = nullptr) const {
-    if (dev >= device_count) return reject(outcome::invalid_argument);
+    const auto opcode = static_cast<std::uint32_t>(op);
+    if (dev >= device_count) return refuse({io::failure_cause::no_such_device, dev, opcode, lba, blocks});
     const io::device_info& info = devices[dev];
-    if (op != spec::opcode::flush && (blocks == 0 || blocks > info.max_blocks)) {
-      return reject(outcome::invalid_argument);
+    if (op != spec::opcode::flush && blocks == 0) {
+      return refuse({io::failure_cause::zero_blocks, dev, opcode, lba, blocks});
+    }
+    if (op != spec::opcode::flush && blocks > info.max_blocks) {
+      return refuse({io::failure_cause::too_many_blocks, dev, opcode, lba, blocks});
     }
     return issue(dev, nullptr, op, lba, blocks, buffer, blocks * info.lba_bytes, signal);
   }
@@ -171,7 +260,7 @@ class basic_controller : public io::io_state {
     // the draining service sees it in `in_submission` and waits for its command.
     detail::fetch_add<detail::scope::device>(control->in_submission, 1u, detail::seq_cst);
     const transaction t = (detail::load<detail::scope::device>(control->accepting, detail::seq_cst) == 0)
-                              ? reject(outcome::stopped)
+                              ? refuse_stopped(dev)
                               : claim_and_enqueue(dev, raw, op, lba, blocks, buffer, bytes, signal);
     detail::fetch_add<detail::scope::device>(control->in_submission, ~0u, detail::release);
     return t;
@@ -183,7 +272,10 @@ class basic_controller : public io::io_state {
     const io::device_info& info = devices[dev];
     const deadline limit = deadline::after_ns(submit_timeout_ns);
     std::uint32_t index = 0;
-    if (!acquire_record(index, limit)) return reject(outcome::no_resources);
+    std::uint32_t generation = 0;
+    if (!io::take_record(*this, index, generation, limit)) {
+      return refuse({io::failure_cause::no_record, dev, static_cast<std::uint32_t>(op), lba, blocks});
+    }
 
     io::transaction_record& rec = records[index];
     rec.destination = reinterpret_cast<std::uint64_t>(buffer);
@@ -196,6 +288,7 @@ class basic_controller : public io::io_state {
     rec.signal_word = signal != nullptr ? reinterpret_cast<std::uint64_t>(signal->word) : 0;
     if (signal != nullptr) {
       rec.signal_status = reinterpret_cast<std::uint64_t>(signal->status);
+      rec.signal_failures = reinterpret_cast<std::uint64_t>(signal->failures);
       rec.signal_ok = signal->on_success;
       rec.signal_failed = signal->on_failure;
     }
@@ -217,10 +310,11 @@ class basic_controller : public io::io_state {
         // together (submission.hpp).
         std::uint64_t position = 0;
         if (queue::try_claim(qp, detail::warp::group_by(q), position)) {
-          rec.queue_pair = q;
+          // Relaxed store: a duplicate wait on an earlier handle of this record may read it.
+          detail::store<detail::scope::device>(rec.queue_pair, q, detail::relaxed);
           enqueue(qp, detail::warp::group_by(q), position, raw, op, info, lba, blocks, buffer, bytes, index);
           detail::fetch_add<detail::scope::device>(counters[dev].submitted, std::uint64_t{1}, detail::relaxed);
-          return {index, 0};
+          return {index, generation};
         }
       }
       detail::fetch_add<detail::scope::device>(counters[dev].queue_full_retries, std::uint64_t{1}, detail::relaxed);
@@ -228,28 +322,9 @@ class basic_controller : public io::io_state {
         service::poll_queue_if_free<service::solo_team>(*this, queue_pairs[info.first_qp + start]);
       }
       if (limit.passed()) {
-        detail::store<detail::scope::device>(rec.owner, 0u, detail::release);
-        return reject(outcome::no_resources);
+        io::give_back(*this, rec, detail::load<detail::scope::device>(rec.state, detail::relaxed));
+        return refuse({io::failure_cause::no_queue_entry, dev, static_cast<std::uint32_t>(op), lba, blocks});
       }
-      wait.pause();
-    }
-  }
-
-  // Takes a free transaction record; records are scanned from a shared cursor so that takers
-  // spread over the pool.
-  AGIO_HD bool acquire_record(std::uint32_t& index, deadline limit) const {
-    detail::backoff wait(4'096);
-    for (;;) {
-      for (std::uint32_t probe = 0; probe < 64; ++probe) {
-        const std::uint32_t i =
-            detail::fetch_add<detail::scope::device>(control->tx_cursor, 1u, detail::relaxed) % record_count;
-        // Acquire pairs with wait_for's release when the previous owner gave it back.
-        if (detail::exchange<detail::scope::device>(records[i].owner, 1u, detail::acquire) == 0) {
-          index = i;
-          return true;
-        }
-      }
-      if (limit.passed()) return false;
       wait.pause();
     }
   }
@@ -275,6 +350,15 @@ class basic_controller : public io::io_state {
       std::uint64_t prp2 = 0;
       spec::build_prps(address, bytes, list, list_iova, prp1, prp2);
       cmd = spec::make_rw(op, cid, info.nsid, lba, blocks, prp1, prp2);
+    }
+    if (raw != nullptr) {
+      // A raw command's PRPs may name anything: the controller refuses it unless they name this
+      // buffer, so that it never writes a bounce slot nobody staged nor defers a copy to memory
+      // it did not check. Typed commands need no such record: their PRPs are built from their
+      // buffer. Relaxed: the doorbell's release orders it, as it does the entry.
+      queue::declared_buffer& declared = qp.buffers[slot];
+      detail::store<detail::scope::system>(declared.address, reinterpret_cast<std::uint64_t>(buffer), detail::relaxed);
+      detail::store<detail::scope::system>(declared.bytes, queue::declared_bytes(bytes), detail::relaxed);
     }
     if (op == spec::opcode::write && qp.stage_writes != 0 && buffer != nullptr) {
       detail::thread_copy(qp.bounce + std::uint64_t{slot} * qp.slot_bytes, buffer,

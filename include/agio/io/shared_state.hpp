@@ -6,10 +6,10 @@
 namespace agio::io {
 
 // One in-flight request. Lives in GPU memory; taken by the submitter, finished by the service,
-// given back by the waiter.
+// given back by the waiter (or, once abandoned and finished, taken again by a submitter).
+// 88 bytes: the default pool of 65536 records costs 5.5 MiB.
 struct transaction_record {
-  std::uint32_t result;       // status::pack(); 0 (pending) until the service finishes it
-  std::uint32_t owner;        // 0 free, 1 taken
+  std::uint64_t state;        // record_state.hpp: result, taken, abandoned, generation
   std::uint64_t destination;  // user buffer of a read, for copies the service performs
   std::uint64_t lba;
   std::uint64_t issued_ns;
@@ -19,14 +19,17 @@ struct transaction_record {
   std::uint32_t blocks;
   std::uint32_t queue_pair;  // where the command went; a waiter that retires completions polls it
   // A signalled request (controller::async_*_signalled) has no waiter: its retirer stores the
-  // status in *signal_status and then signal_ok or signal_failed in *signal_word, and gives
-  // the record back itself. 0 for requests that are waited on.
+  // status in *signal_status, counts a failure in *signal_failures, then stores signal_ok or
+  // signal_failed in *signal_word, and gives the record back itself. 0 for requests that are
+  // waited on.
   std::uint32_t signal_ok;
   std::uint64_t signal_word;    // std::uint32_t* in GPU memory
   std::uint64_t signal_status;  // std::uint32_t* in GPU memory, or 0
   std::uint32_t signal_failed;
   std::uint32_t unused;
+  std::uint64_t signal_failures;  // std::uint64_t* in GPU memory, or 0
 };
+static_assert(sizeof(transaction_record) == 88);
 
 enum service_mode : std::uint32_t { service_run = 0, service_drain = 1, service_exit = 2 };
 
@@ -42,7 +45,10 @@ struct runtime_control {
   // pinned host memory are not allowed on every platform (compute-sanitizer reports them on
   // an H100 VM); the record itself is then written with plain stores.
   std::uint32_t error_claimed;
-  std::uint32_t unused;
+  // Records a submitter may take (free, or finished and abandoned), less those a submitter has
+  // counted on but not yet taken: a submitter that finds none refuses at once.
+  std::int32_t records_available;
+  std::uint64_t unknown_device_requests;  // refused for naming a device that is not attached
 };
 
 inline constexpr unsigned latency_buckets = 40;  // bucket k counts latencies in [2^k, 2^(k+1)) ns
@@ -51,17 +57,28 @@ inline constexpr unsigned latency_buckets = 40;  // bucket k counts latencies in
 struct device_counters {
   std::uint64_t submitted;
   std::uint64_t completed;
-  std::uint64_t errors;
+  std::uint64_t errors;    // submitted requests that completed with an error
+  std::uint64_t rejected;  // refused before submission
   std::uint64_t queue_full_retries;  // sweeps in which a submitter found every queue of the device full
   std::uint64_t bytes;
   std::uint64_t latency[latency_buckets];
+};
+
+// Why a request failed: it completed with an error, or it was refused before submission.
+enum class failure_cause : std::uint32_t {
+  completed = 0,       // the controller (or the runtime, stopping) answered with the result
+  zero_blocks = 1,
+  too_many_blocks = 2,  // more than the device's maximum transfer
+  no_such_device = 3,
+  no_record = 4,        // every transaction record in use
+  no_queue_entry = 5,   // every queue of the device stayed full for submit_timeout_ms
 };
 
 // The first failed request of a run, in host-visible memory so the host can report it while
 // kernels still run.
 struct error_record {
   std::uint32_t valid;    // 1 once the fields below are written
-  std::uint32_t unused;
+  failure_cause cause;
   std::uint32_t device;
   std::uint32_t opcode;
   std::uint64_t lba;

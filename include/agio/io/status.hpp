@@ -15,11 +15,15 @@ enum class outcome : std::uint8_t {
   timeout = 3,       // the caller's deadline passed first; the request itself may still finish
   stopped = 4,       // the runtime was stopping and did not accept or could not finish it
   invalid_argument = 5,  // rejected before submission: zero blocks, over the maximum, no such device
-  no_resources = 6,  // no transaction record or queue entry became free before the deadline
+  no_resources = 6,  // every transaction record in use (refused at once), or no queue entry freed in time
   deadlock = 7,      // the lock-chain debugger found a cycle of lock waits (cache/lock_chain.hpp)
+  // The transaction was already collected by a wait, or its record has since been reused: its
+  // result went to the wait that collected it. Never another request's result.
+  stale = 8,
 };
 
-struct status {
+// [[nodiscard]]: a status dropped on the floor is an error nobody sees.
+struct [[nodiscard]] status {
   outcome result = outcome::pending;
   std::uint16_t nvme_status = 0;  // NVMe status field, meaningful for nvme_error
 
@@ -48,6 +52,7 @@ inline const char* describe(outcome o) {
     case outcome::invalid_argument: return "invalid argument";
     case outcome::no_resources: return "no free queue entry or transaction record";
     case outcome::deadlock: return "lock cycle detected";
+    case outcome::stale: return "transaction already collected (each is waited on successfully once)";
   }
   return "unknown";
 }

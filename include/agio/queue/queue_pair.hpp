@@ -41,6 +41,30 @@ struct sq_control {
   std::uint32_t retire_lock;    // held by the thread retiring completions when waiters retire
 };
 
+// What the submitter of a raw (passthrough) command says its data buffer is: passthrough's
+// `buffer` and `bytes`, and when stage_writes is set what a write's submitter copied into the
+// entry's bounce slot. The controller executes a raw command only if this names the memory its
+// PRPs name, so that a submitter's buffer and its command cannot disagree about where data
+// comes from or goes to; it clears the record as it reads it. Typed commands leave it clear:
+// their PRPs are built from their buffer.
+struct declared_buffer {
+  std::uint64_t address;
+  std::uint64_t bytes;  // declared_bytes(n) for a raw command, 0 for a typed one
+};
+AGIO_HD constexpr std::uint64_t declared_bytes(std::uint32_t bytes) { return std::uint64_t{1} << 32 | bytes; }
+AGIO_HD constexpr bool is_declared(std::uint64_t word) { return (word >> 32) != 0; }
+AGIO_HD constexpr std::uint32_t bytes_declared(std::uint64_t word) { return static_cast<std::uint32_t>(word); }
+
+// A read the controller left in host memory for the retirer to copy, with a destination and a
+// length the controller validated: 0 source, nothing to copy. `check` is 0, or tells whether
+// the copy from a store's bytes is whole (view_sequences.hpp).
+struct alignas(16) deferred_copy {
+  std::uint64_t source;
+  std::uint64_t destination;
+  std::uint64_t bytes;
+  std::uint64_t check;
+};
+
 struct queue_pair {
   // Transport-visible memory (pinned host memory for the proxy, GPU memory for bare NVMe).
   spec::command* sq;              // depth entries
@@ -52,10 +76,15 @@ struct queue_pair {
 
   // Proxy transport data path. `bounce` holds one slot of slot_bytes per entry; when
   // `stage_writes` is set, submitters copy write data there before ringing the doorbell. For
-  // reads the controller may leave the data in host memory and name it in deferred_source[cid];
-  // the service then copies it to the destination before finishing the transaction.
+  // reads the controller may leave the data in host memory and name it in deferred[cid]; the
+  // service then copies it before finishing the transaction. Where the store's bytes are in
+  // host memory (a RAM store), `view` is their address and view_sequences their stripes'
+  // sequence words; else both are null.
   std::byte* bounce;
-  std::uint64_t* deferred_source;
+  declared_buffer* buffers;   // by entry
+  deferred_copy* deferred;    // by entry
+  std::byte* view;
+  std::uint64_t* view_sequences;
   std::uint32_t slot_bytes;
   std::uint32_t stage_writes;
 

@@ -32,6 +32,20 @@ double run_job(const runtime& rt, std::uint32_t threads, const Job& job, [[maybe
   const auto start = std::chrono::steady_clock::now();
   if (rt.backend() == backend::gpu) {
 #if defined(__CUDACC__)
+    if (rt.running() && rt.completion() == completion_mode::service) {
+      // CUDA grows the stack for a kernel that needs more than is reserved, and that waits for
+      // every running kernel: beside the completion service the launch would never start.
+      cudaFuncAttributes kernel{};
+      throw_on_cuda_error(cudaFuncGetAttributes(&kernel, launch_job_kernel<Job>), "cudaFuncGetAttributes");
+      std::size_t stack = 0;
+      throw_on_cuda_error(cudaDeviceGetLimit(&stack, cudaLimitStackSize), "cudaDeviceGetLimit (stack)");
+      if (kernel.localSizeBytes > stack) {
+        throw std::length_error("agio: a job kernel needs " + std::to_string(kernel.localSizeBytes) +
+                                " bytes of stack per thread, more than the " + std::to_string(stack) +
+                                " reserved; beside the completion service its launch would never start. Raise "
+                                "runtime_options::gpu_thread_stack_bytes");
+      }
+    }
     cudaStream_t stream;
     throw_on_cuda_error(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
     launch_job_kernel<<<(threads + block_threads - 1) / block_threads, block_threads, 0, stream>>>(job, threads);

@@ -47,11 +47,20 @@ struct runtime_options {
   std::uint32_t max_transfer_bytes = 128 * 1024;  // largest transfer (NVMe MDTS), 4 KiB..2 MiB
   std::uint32_t controller_threads = 0;  // 0: one per two queue pairs, at most half the cores
   std::uint32_t service_warps = 0;       // 0: one per queue pair, at most 64 warps (GPU) or 2 threads (CPU)
-  std::uint32_t transaction_records = 0; // 0: four per queue entry, at least 4096
-  std::uint32_t submit_timeout_ms = 10'000;  // how long a submitter waits for a free entry
+  // Requests that may be in flight (submitted and not yet waited on) at once, over all devices;
+  // 88 bytes of device memory each. A request beyond it is refused at once with no_resources.
+  // 0: four per queue entry, at least 65536 (5.5 MiB).
+  std::uint32_t transaction_records = 0;
+  std::uint32_t submit_timeout_ms = 10'000;  // how long a submitter waits for a free queue entry
   std::uint32_t wait_timeout_ms = 60'000;    // the deadline of controller::wait()
   std::uint32_t stop_timeout_ms = 30'000;    // how long stop() lets in-flight requests finish
   std::uint32_t controller_spin_us = 50;     // idle controller threads spin this long, then sleep
+  // GPU backend: the stack (local memory) each GPU thread gets, reserved before the completion
+  // service starts. A kernel that needs more (large local arrays) makes CUDA grow the stack,
+  // which waits for every running kernel, the service included: that launch never starts.
+  // run_job refuses such a kernel; raise this for kernels of your own that need more. Costs
+  // this much per thread the GPU can hold at once (4 KiB: 1.1 GiB on an H100).
+  std::uint32_t gpu_thread_stack_bytes = 4096;
 };
 
 // The first failed request of a run, or a failure of the runtime's own machinery.
@@ -73,7 +82,8 @@ struct device_counters {
   std::string uri;
   std::uint64_t submitted = 0;
   std::uint64_t completed = 0;
-  std::uint64_t errors = 0;
+  std::uint64_t errors = 0;    // submitted requests that completed with an error
+  std::uint64_t rejected = 0;  // requests refused before submission (bad argument, no resources, stopped)
   std::uint64_t queue_full_retries = 0;
   std::uint64_t bytes = 0;
   std::vector<std::uint64_t> latency_log2_ns;  // bucket k: latencies in [2^k, 2^(k+1)) ns
@@ -104,9 +114,13 @@ class runtime {
   std::uint32_t attach(const std::string& uri) { return attach(device_options{uri}); }
 
   void start();
-  // Stops accepting requests, lets the ones in flight finish (up to stop_timeout_ms), stops
-  // the service and the controller and makes every acknowledged write durable. Throws
-  // io_error if requests could not be finished. Idempotent; the destructor calls it.
+  // Runs the stop hooks (a cache's flush; their time is not bounded here), then stops
+  // accepting requests, lets the ones in flight finish, stops the service and the controller
+  // and makes every acknowledged write durable, within stop_timeout_ms. Store I/O still running
+  // then is aborted (Command Aborted due to SQ Deletion) and, if the store may still write into
+  // them, the queues' memory is leaked rather than freed under it. Throws io_error naming what
+  // could not be finished, aborted or leaked, or a controller thread's failure. Idempotent; the
+  // destructor calls it.
   void stop();
   bool running() const;
 
@@ -141,6 +155,9 @@ class runtime {
   // Throws io_error naming device, LBA and cause if a request has failed since start().
   void check() const;
   std::vector<device_counters> counters() const;
+  // Requests refused because they named a device that is not attached (they have no device's
+  // counters to go to).
+  std::uint64_t requests_for_unknown_devices() const;
   std::vector<device_description> devices() const;
   agio::backend backend() const;  // gpu or cpu, once constructed
   std::string describe() const;   // e.g. "GPU: NVIDIA H100 80GB HBM3" or "CPU threads (no GPU found)"
@@ -148,6 +165,8 @@ class runtime {
   class platform;  // the backend's memory, service and copy-engine primitives
 
  private:
+  std::string describe_failure(const io::error_record& e) const;
+
   struct state;
   std::unique_ptr<state> s_;
 };

@@ -7,10 +7,15 @@
 #include <cstdint>
 
 #include "agio/detail/atomic.hpp"
+#include "agio/detail/backoff.hpp"
+#include "agio/io/failure.hpp"
 #include "agio/io/io_state.hpp"
+#include "agio/io/record_pool.hpp"
 #include "agio/io/status.hpp"
+#include "agio/queue/view_sequences.hpp"
 #include "agio/service/team.hpp"
 #include "agio/spec/nvme.hpp"
+#include "agio/spec/status.hpp"
 
 namespace agio::service {
 
@@ -31,7 +36,9 @@ struct entry_to_retire {
   bool valid = false;             // false: the identifier names no transaction (ignored)
   status result{};
   io::transaction_record* record = nullptr;
-  std::uint64_t source = 0;       // where the controller left the data, to copy (0: in place)
+  queue::deferred_copy copy{};    // what to copy, checked by the controller (0 source: nothing)
+
+  AGIO_HD bool copies() const { return valid && copy.source != 0 && result.ok(); }
 };
 
 AGIO_HD inline entry_to_retire look_up(const io::io_state& io, const queue::queue_pair& qp, std::uint32_t dw3) {
@@ -42,18 +49,73 @@ AGIO_HD inline entry_to_retire look_up(const io::io_state& io, const queue::queu
   e.valid = true;
   e.result = status::from_nvme(spec::cqe_status(dw3));
   e.record = &io.records[qp.cid_to_tx[e.cid]];
-  // The controller wrote deferred_source before the entry; our acquire of the entry orders it.
-  e.source = detail::load<scope::system>(qp.deferred_source[e.cid], detail::relaxed);
+  // The controller wrote it before the entry, and nobody writes it again before finish() frees
+  // the entry: our acquire of the entry orders plain loads (two 16-byte loads on the device).
+  e.copy = qp.deferred[e.cid];
   return e;
 }
 
-// Copies the entry's data to its destination, by the whole team.
+// Copies from a store's bytes, then orders the copy before a look at the stripes' sequences,
+// every lane's copy before every lane's look (view_sequences.hpp). By the whole team.
 template <class Team>
-AGIO_HD void copy_out(const entry_to_retire& e) {
-  if (e.valid && e.source != 0 && e.result.ok()) {
-    Team::copy(reinterpret_cast<void*>(e.record->destination), reinterpret_cast<const void*>(e.source),
-               e.record->bytes);
+AGIO_HD void copy_from_view(const queue::deferred_copy& c) {
+#if defined(__CUDA_ARCH__)
+  Team::copy(reinterpret_cast<void*>(c.destination), reinterpret_cast<const void*>(c.source),
+             static_cast<std::uint32_t>(c.bytes));
+  queue::copy_fence();
+  Team::sync();
+#else
+  queue::copy_from_stripes(reinterpret_cast<void*>(c.destination), reinterpret_cast<const std::byte*>(c.source),
+                           c.bytes);
+#endif
+}
+
+AGIO_HD inline queue::stripe_range stripes_of(const queue::queue_pair& qp, const queue::deferred_copy& c) {
+  return queue::stripes_of(c.source - reinterpret_cast<std::uint64_t>(qp.view), c.bytes);
+}
+
+// The seqlock's reader, for a copy from a store's bytes that a write overtook: copies again
+// until the stripes held the same even sequences around the copy. By the whole team, which
+// decides as its leader saw, so that every lane takes the same turns. False when a write held a
+// stripe longer than any write takes.
+template <class Team>
+AGIO_HD bool copy_again_until_whole(const queue::queue_pair& qp, const queue::deferred_copy& c) {
+  const queue::stripe_range range = stripes_of(qp, c);
+  const deadline limit = deadline::after_ns(queue::stripe_wait_ns);
+  detail::backoff wait;
+  for (;;) {
+    // Acquire pairs with the writers' release of the even sequence: their data precedes it.
+    // The leader's view decides, so every lane's copy must come after the leader's acquire.
+    const queue::sequence_reading before = queue::read_sequences(qp.view_sequences, range, detail::acquire);
+    Team::sync();
+    if (!Team::from_leader(before.writing)) {
+      copy_from_view<Team>(c);
+      const queue::sequence_reading after = queue::read_sequences(qp.view_sequences, range, detail::relaxed);
+      if (Team::from_leader(!after.writing && after.sum == before.sum)) return true;
+    }
+    if (Team::from_leader(limit.passed())) return false;
+    wait.pause();
   }
+}
+
+// An entry's result when its copy could not be made whole.
+AGIO_HD inline status torn_copy() { return status::from_nvme(spec::make_status(spec::status_type::generic, spec::generic::internal_error)); }
+
+// Copies the entry's data to the destination the controller checked, by the whole team. A copy
+// from a store's bytes is checked against the sequences the controller saw; one that a write
+// overtook is made again, or fails the entry.
+template <class Team>
+AGIO_HD void copy_out(const queue::queue_pair& qp, entry_to_retire& e) {
+  if (!e.copies()) return;
+  if (e.copy.check == 0) {
+    Team::copy(reinterpret_cast<void*>(e.copy.destination), reinterpret_cast<const void*>(e.copy.source),
+               static_cast<std::uint32_t>(e.copy.bytes));
+    return;
+  }
+  copy_from_view<Team>(e.copy);
+  const queue::sequence_reading after = queue::read_sequences(qp.view_sequences, stripes_of(qp, e.copy), detail::relaxed);
+  if (Team::from_leader(queue::copy_is_whole(e.copy.check, after))) return;
+  if (!copy_again_until_whole<Team>(qp, e.copy)) e.result = torn_copy();
 }
 
 // Everything after the copy, by one thread per entry once every copy of the team is done: frees
@@ -76,31 +138,28 @@ AGIO_HD inline void finish(const io::io_state& io, const queue::queue_pair& qp, 
     detail::fetch_add<scope::device>(counters.bytes, std::uint64_t{rec.bytes}, detail::relaxed);
   } else {
     detail::fetch_add<scope::device>(counters.errors, std::uint64_t{1}, detail::relaxed);
-    std::uint32_t unclaimed = 0;
-    io::error_record& err = *io.first_error;
-    if (detail::compare_exchange<scope::device>(io.control->error_claimed, unclaimed, 1u, detail::relaxed)) {
-      err.device = rec.device;
-      err.opcode = rec.opcode;
-      err.lba = rec.lba;
-      err.blocks = rec.blocks;
-      err.result = result.pack();
-      // Release pairs with the host's acquire of `valid` before it reads the fields.
-      detail::store<scope::system>(err.valid, 1u, detail::release);
-    }
+    io::note_first_failure(io, {io::failure_cause::completed, rec.device, rec.opcode, rec.lba, rec.blocks,
+                                result.pack()});
   }
   if (rec.signal_word != 0) {
     // Nobody waits on a signalled request: publish its outcome where its issuer asked, then
     // give the record back. Release pairs with the acquire of whoever watches the word.
-    if (rec.signal_status != 0) *reinterpret_cast<std::uint32_t*>(rec.signal_status) = result.pack();
+    // An atomic store: the watcher may read the status word while another fill of the same
+    // line is publishing (it reads it only after its acquire of the signal word, but a plain
+    // store here would still race with that earlier reader's load under the C++ model).
+    if (rec.signal_status != 0)
+      detail::store<scope::device>(*reinterpret_cast<std::uint32_t*>(rec.signal_status), result.pack(),
+                                   detail::relaxed);
+    if (rec.signal_failures != 0 && !result.ok())
+      detail::fetch_add<scope::device>(*reinterpret_cast<std::uint64_t*>(rec.signal_failures), std::uint64_t{1},
+                                       detail::relaxed);
     detail::store<scope::device>(*reinterpret_cast<std::uint32_t*>(rec.signal_word),
                                  result.ok() ? rec.signal_ok : rec.signal_failed, detail::release);
     rec.signal_word = 0;
-    // Release pairs with acquire_record's exchange, as wait_for's give-back does.
-    detail::store<scope::device>(rec.owner, 0u, detail::release);
+    io::give_back(io, rec, detail::load<scope::device>(rec.state, detail::relaxed));
     return;
   }
-  // Release pairs with wait_for's acquire: data and counters precede the result.
-  detail::store<scope::device>(rec.result, result.pack(), detail::release);
+  io::publish_result(io, rec, result.pack());
 }
 
 // Retires the entries `fresh` of the window at `offset`; the whole team calls it. Returns how
@@ -117,14 +176,36 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
     const unsigned lane = threadIdx.x % detail::warp::size;
     entry_to_retire mine;
     if ((fresh >> lane) & 1u) mine = look_up(io, qp, detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::relaxed));
-    for (std::uint32_t pending = fresh; pending != 0; pending &= pending - 1) {
-      const unsigned owner = detail::warp::lowest_lane(pending);
-      const bool copies = __shfl_sync(0xffffffffu, mine.valid && mine.source != 0 && mine.result.ok(), owner);
-      if (!copies) continue;
-      const auto destination = __shfl_sync(0xffffffffu, mine.record != nullptr ? mine.record->destination : 0, owner);
-      const auto source = __shfl_sync(0xffffffffu, mine.source, owner);
-      const auto bytes = __shfl_sync(0xffffffffu, mine.record != nullptr ? mine.record->bytes : 0u, owner);
-      Team::copy(reinterpret_cast<void*>(destination), reinterpret_cast<const void*>(source), bytes);
+    // Each lane acquired only its own entry (scan), and the shuffles below carry values, not
+    // memory ordering (PTX model): without this barrier a lane could copy another lane's entry
+    // from data nothing orders after that entry. __syncwarp orders the memory accesses of the
+    // lanes it joins, so every lane's copies now come after every lane's acquire.
+    Team::sync();
+    const auto from = [](const queue::deferred_copy& c, unsigned owner) {
+      return queue::deferred_copy{__shfl_sync(0xffffffffu, c.source, owner), __shfl_sync(0xffffffffu, c.destination, owner),
+                                  __shfl_sync(0xffffffffu, c.bytes, owner), __shfl_sync(0xffffffffu, c.check, owner)};
+    };
+    const std::uint32_t copying = __ballot_sync(0xffffffffu, mine.copies());
+    for (std::uint32_t pending = copying; pending != 0; pending &= pending - 1) {
+      const queue::deferred_copy c = from(mine.copy, detail::warp::lowest_lane(pending));
+      Team::copy(reinterpret_cast<void*>(c.destination), reinterpret_cast<const void*>(c.source),
+                 static_cast<std::uint32_t>(c.bytes));
+    }
+    // Copies from a store's bytes are checked together, one look per entry by its own lane,
+    // after a fence that orders every lane's copy before every look (copy_from_view).
+    const std::uint32_t checked = __ballot_sync(0xffffffffu, mine.copies() && mine.copy.check != 0);
+    if (checked != 0) {
+      queue::copy_fence();
+      Team::sync();
+      const bool overtaken =
+          ((checked >> lane) & 1u) != 0 &&
+          !queue::copy_is_whole(mine.copy.check,
+                                queue::read_sequences(qp.view_sequences, stripes_of(qp, mine.copy), detail::relaxed));
+      for (std::uint32_t again = __ballot_sync(0xffffffffu, overtaken); again != 0; again &= again - 1) {
+        const unsigned owner = detail::warp::lowest_lane(again);
+        const bool whole = copy_again_until_whole<Team>(qp, from(mine.copy, owner));
+        if (lane == owner && !whole) mine.result = torn_copy();
+      }
     }
     // No lane may still be reading an entry's bounce slot when its owner frees it below, and
     // the data precedes every result.
@@ -137,8 +218,8 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
   for (std::uint32_t pending = fresh; pending != 0; pending &= pending - 1) {
     const unsigned lane = detail::warp::lowest_lane(pending);
     // Every lane reads the entry itself rather than shuffling it from its owner lane.
-    const entry_to_retire e = look_up(io, qp, detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::relaxed));
-    copy_out<Team>(e);
+    entry_to_retire e = look_up(io, qp, detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::relaxed));
+    copy_out<Team>(qp, e);
     // No lane may still be reading the entry's bookkeeping when the leader frees it below.
     Team::sync();
     if (Team::is_leader()) finish(io, qp, e);
