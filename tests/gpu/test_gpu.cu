@@ -30,27 +30,8 @@ namespace {
 using test::random_bytes;
 using test::temp_file;
 
-// AGIO_TEST_COMPLETION=waiters runs the suite without a completion service, the mode
-// scripts/gpu-sanitize.sh uses: compute-sanitizer runs one kernel at a time, so a persistent
-// service kernel would never run beside the test's kernels.
-completion_mode completion_under_test() {
-  const char* mode = std::getenv("AGIO_TEST_COMPLETION");
-  return mode != nullptr && std::string(mode) == "waiters" ? completion_mode::waiters : completion_mode::service;
-}
-
-runtime_options gpu_options(data_mover mover = data_mover::gpu_warps) {
-  runtime_options o;
-  o.backend = backend::gpu;
-  o.mover = mover;
-  o.completion = completion_under_test();
-  o.max_transfer_bytes = 64 * 1024;
-  // Generous: under compute-sanitizer every kernel runs tens of times slower. The deadline
-  // tests set their own short deadlines.
-  o.submit_timeout_ms = 120'000;
-  o.wait_timeout_ms = 120'000;
-  o.stop_timeout_ms = 120'000;
-  return o;
-}
+// The deadline tests set their own short deadlines.
+using test::gpu_options;
 
 struct roundtrip_case {
   const char* name;
@@ -477,66 +458,43 @@ TEST(GpuCache, ReadersWalkRunsThroughATwoLineCache) {
   rt.stop();
 }
 
-// The shadow-model scenario of the CPU suite (tests/cache_shadow.hpp) on GPU threads, whose
-// warps diverge over the operation kinds. Storage must equal the model after a flush.
+// The shadow-model scenarios of the CPU suite (tests/cache_shadow.hpp) on GPU threads, whose
+// warps diverge over the operation kinds: without faults, then with every fault kind, short
+// deadlines and stop/restart phases through small and large caches.
 template <class Shares = cache::no_share_table>
-void gpu_cache_shadow(const test::shadow_shape& shape, std::uint32_t lines, std::uint32_t ways) {
-  using policy = cache::lfu_da;
-  constexpr std::uint32_t line_bytes = test::shadow_shape::line_bytes;
-  const std::uint64_t bytes = shape.blocks() * line_bytes;
-  runtime rt(gpu_options());
-  rt.attach(device_options{"ram:" + std::to_string(bytes) + "?lba=512", 4, 64});
-  rt.start();
-  auto* truth = static_cast<std::uint32_t*>(rt.allocate_device(bytes));
-  auto* buffers = static_cast<std::byte*>(rt.allocate_device(std::size_t{shape.threads} * line_bytes));
-  auto* failure = static_cast<test::shadow_failure*>(rt.allocate_device(sizeof(test::shadow_failure)));
-  const std::vector<std::byte> zeros(bytes);
-  rt.copy_to_device(truth, zeros.data(), bytes);
-  rt.copy_to_device(failure, zeros.data(), sizeof(test::shadow_failure));
-  with_io(rt, [&](const auto& io) {
-    using IO = std::decay_t<decltype(io)>;
-    software_cache<policy, cache::no_lock_chain, Shares, IO> cache(rt, {std::size_t{lines} * line_bytes, line_bytes, ways, 256});
-    run_job(rt, shape.threads, test::shadow_job<policy, Shares, IO>{cache.device(), shape, truth,
-                                                                     reinterpret_cast<std::uint32_t*>(buffers), failure});
-    test::shadow_failure first{};
-    rt.copy_to_host(&first, failure, sizeof first);
-    ASSERT_EQ(first.count, 0u) << first.describe();
-    cache.flush();
-    const auto c = cache.counters();
-    EXPECT_GT(c.evictions, 0u);
-    if constexpr (Shares::enabled) {
-      EXPECT_GT(c.share_hits, 0u);
-    }
-  });
-  if (::testing::Test::HasFatalFailure()) return;
-  rt.check();
-  // Storage, read around the cache, against the model.
-  auto* stored = static_cast<std::byte*>(rt.allocate_device(bytes));
-  auto* failures = reinterpret_cast<std::uint32_t*>(buffers);  // the buffers are free again
-  rt.copy_to_device(failures, zeros.data(), 4);
-  with_io(rt, [&](const auto& io) {
-    run_job(rt, 256, bench::chunk_job{io, 0, 0, stored, line_bytes, static_cast<std::uint32_t>(shape.blocks()), failures});
-  });
-  std::uint32_t failed = 0;
-  rt.copy_to_host(&failed, failures, 4);
-  ASSERT_EQ(failed, 0u);
-  std::vector<std::byte> want(bytes), got(bytes);
-  rt.copy_to_host(want.data(), truth, bytes);
-  rt.copy_to_host(got.data(), stored, bytes);
-  for (std::uint64_t b = 0; b < shape.blocks(); ++b) {
-    ASSERT_EQ(std::memcmp(got.data() + b * line_bytes, want.data() + b * line_bytes, line_bytes), 0) << "block " << b;
-  }
-  rt.stop();
+void gpu_cache_shadow(const bench::shadow_shape& shape, std::uint32_t lines, std::uint32_t ways, bool faults,
+                      std::uint32_t phases = 1) {
+  const temp_file file("gpu-shadow", true);
+  bench::shadow_config c;
+  c.options = gpu_options();
+  c.path = file.path();
+  c.shape = shape;
+  c.cache_lines = {lines, static_cast<std::uint32_t>((shape.blocks() + ways - 1) / ways * ways)};
+  c.ways = ways;
+  c.share_slots = 256;
+  c.queue_pairs = 4;
+  c.queue_depth = 64;
+  c.verify_threads = 256;
+  c.phases = phases;
+  c.rounds = faults ? 2 : 1;
+  if (faults) c = test::faulty_config(c, 2'000);
+  test::expect_clean(bench::run_shadow<cache::lfu_da, Shares>(c), faults);
 }
 
 // 1024 threads × 1024 operations over 2064 blocks through 64 lines.
-TEST(GpuCacheShadow, MillionOperations) { gpu_cache_shadow({1024, 1024, 16, 2}, 64, 8); }
+TEST(GpuCacheShadow, MillionOperations) { gpu_cache_shadow({1024, 1024, 16, 2}, 64, 8, false); }
 TEST(GpuCacheShadow, MillionOperationsWithAShareTable) {
-  gpu_cache_shadow<cache::share_table>({1024, 1024, 16, 2}, 64, 8);
+  gpu_cache_shadow<cache::share_table>({1024, 1024, 16, 2}, 64, 8, false);
+}
+// The same with faults: 4096 threads × 256 operations × 2 rounds × 4 phases.
+TEST(GpuCacheShadowFaults, EveryFaultKind) { gpu_cache_shadow({4096, 256, 16, 2}, 256, 8, true, 4); }
+TEST(GpuCacheShadowFaults, EveryFaultKindWithAShareTable) {
+  gpu_cache_shadow<cache::share_table>({4096, 256, 16, 2}, 256, 8, true, 4);
 }
 // Short runs of the same, for compute-sanitizer (scripts/gpu-sanitize.sh skips the long ones).
-TEST(GpuCacheShadow, ShortRunMatchesTheModel) { gpu_cache_shadow({256, 32, 16, 2}, 16, 4); }
-TEST(GpuCacheShadow, ShortRunWithAShareTable) { gpu_cache_shadow<cache::share_table>({256, 32, 16, 2}, 16, 4); }
+TEST(GpuCacheShadow, ShortRunMatchesTheModel) { gpu_cache_shadow({256, 32, 16, 2}, 16, 4, false); }
+TEST(GpuCacheShadow, ShortRunWithAShareTable) { gpu_cache_shadow<cache::share_table>({256, 32, 16, 2}, 16, 4, false); }
+TEST(GpuCacheShadowFaults, ShortRunWithFaults) { gpu_cache_shadow({256, 32, 16, 2}, 16, 4, true, 2); }
 
 }  // namespace
 }  // namespace agio

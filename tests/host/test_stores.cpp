@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "agio/detail/backoff.hpp"
 #include "agio/detail/clock.hpp"
 #include "proxy/store_impl.hpp"
 
@@ -129,7 +131,7 @@ TEST(StoreUri, ParsesRam) {
   EXPECT_EQ(plain.ram_bytes, 64u << 20);
   EXPECT_EQ(plain.options.lba_bytes, 512u);
   EXPECT_FALSE(plain.options.profile.any());
-  EXPECT_EQ(plain.options.fault.what, fault_injection::kind::none);
+  EXPECT_TRUE(plain.options.faults.empty());
   EXPECT_EQ(plain.options.uri, "ram:64M");
 
   const store_spec shaped = parse_store_uri(
@@ -141,8 +143,9 @@ TEST(StoreUri, ParsesRam) {
   EXPECT_DOUBLE_EQ(shaped.options.profile.read_gbps, 6.5);
   EXPECT_DOUBLE_EQ(shaped.options.profile.write_gbps, 2);
   EXPECT_DOUBLE_EQ(shaped.options.profile.max_iops, 1e6);
-  EXPECT_EQ(shaped.options.fault.what, fault_injection::kind::short_transfer);
-  EXPECT_EQ(shaped.options.fault.lba, 7u);
+  ASSERT_EQ(shaped.options.faults.size(), 1u);
+  EXPECT_EQ(shaped.options.faults[0].what, fault_injection::kind::short_transfer);
+  EXPECT_EQ(shaped.options.faults[0].lba, 7u);
 }
 
 TEST(StoreUri, NamedProfileIsRefinedByExplicitCaps) {
@@ -164,9 +167,31 @@ TEST(StoreUri, ParsesFile) {
   EXPECT_EQ(spec.path, "/data/x.img");
   EXPECT_EQ(spec.options.lba_bytes, 4096u);
   EXPECT_EQ(spec.options.create_bytes, 1ull << 30);
-  EXPECT_EQ(spec.options.fault.what, fault_injection::kind::eio);
-  EXPECT_EQ(spec.options.fault.lba, 3u);
+  ASSERT_EQ(spec.options.faults.size(), 1u);
+  EXPECT_EQ(spec.options.faults[0].what, fault_injection::kind::eio);
+  EXPECT_EQ(spec.options.faults[0].lba, 3u);
   EXPECT_FALSE(parse_store_uri("file:relative/path").options.create_bytes.has_value());
+}
+
+// Every kind parses, and fault= may repeat: all of them apply.
+TEST(StoreUri, ParsesEveryFaultKindAndRepeatedFaults) {
+  const store_spec spec = parse_store_uri(
+      "ram:1M?fault=eio@1&fault=short@2&fault=hang@3&fault=crash@4&fault=random@0.25:7&"
+      "fault=random_read@1:0&fault=random_write@0:18446744073709551615");
+  using kind = fault_injection::kind;
+  ASSERT_EQ(spec.options.faults.size(), 7u);
+  const kind kinds[] = {kind::eio, kind::short_transfer, kind::hang, kind::crash};
+  for (std::uint64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(spec.options.faults[i].what, kinds[i]);
+    EXPECT_EQ(spec.options.faults[i].lba, i + 1);
+  }
+  EXPECT_EQ(spec.options.faults[4].what, kind::random);
+  EXPECT_DOUBLE_EQ(spec.options.faults[4].probability, 0.25);
+  EXPECT_EQ(spec.options.faults[4].seed, 7u);
+  EXPECT_EQ(spec.options.faults[5].what, kind::random_read);
+  EXPECT_DOUBLE_EQ(spec.options.faults[5].probability, 1);
+  EXPECT_EQ(spec.options.faults[6].what, kind::random_write);
+  EXPECT_EQ(spec.options.faults[6].seed, std::numeric_limits<std::uint64_t>::max());
 }
 
 struct bad_uri_case {
@@ -208,6 +233,19 @@ TEST(StoreUri, RejectsMalformedUrisNamingTheBadPart) {
       {"file:/tmp/x?create=1000", "1000 is not a multiple"},
       {"file:/tmp/x?create=12Q", "\"12Q\""},
       {"ram:4K?fault=eio@8", "fault LBA 8 is past the store's 8 blocks"},
+      {"ram:4K?fault=hang@8", "fault LBA 8 is past the store's 8 blocks"},
+      {"ram:4K?fault=eio@1&fault=crash@9", "fault LBA 9 is past"},
+      {"ram:4K?fault=hang@", "\"hang@\""},
+      {"ram:4K?fault=crash", "\"crash\""},
+      {"ram:4K?fault=eio@1&fault=boom@2", "\"boom@2\""},
+      {"ram:4K?fault=random@0.5", "\"random@0.5\""},
+      {"ram:4K?fault=random@1.5:3", "\"random@1.5:3\""},
+      {"ram:4K?fault=random@-0.1:3", "\"random@-0.1:3\""},
+      {"ram:4K?fault=random@nan:3", "\"random@nan:3\""},
+      {"ram:4K?fault=random_read@0.5:x", "\"random_read@0.5:x\""},
+      {"ram:4K?fault=random_write@:1", "\"random_write@:1\""},
+      {"ram:4K?fault=random@0.5:1:2", "\"random@0.5:1:2\""},
+      {"ram:4K?fault=", "\"\""},
   };
   for (const bad_uri_case& c : cases) {
     try {
@@ -540,6 +578,119 @@ TEST(FileStore, FaultShort) {
   temp_file file;
   auto s = open_uri("file:" + file.path() + "?create=1M&fault=short@10");
   check_short(*s);
+}
+
+// Block 10 hangs: an I/O touching it stays in flight, the others still complete.
+void check_hang(store& s) {
+  auto channel = s.open_channel(4);
+  aligned_buffer data = make_buffer(4 * 512, std::byte{0x33});
+  ASSERT_TRUE(channel->submit(read_io(9 * 512, 2 * 512, data.get(), 1)));
+  ASSERT_TRUE(channel->submit(write_io(11 * 512, 512, data.get(), 2)));
+  channel->push();
+  std::array<store_result, 4> reaped{};
+  std::size_t got = 0;
+  detail::poll_until([&] { return (got = channel->reap(reaped)) != 0; }, deadline::after_ms(5'000));
+  ASSERT_EQ(got, 1u);
+  EXPECT_EQ(reaped[0].tag, 2u);
+  EXPECT_EQ(reaped[0].result, 512);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(channel->reap(reaped), 0u);
+  EXPECT_EQ(channel->in_flight(), 1u);
+}
+
+// Block 10 crashes the thread that submits an I/O touching it, naming the store and block.
+void check_crash(store& s) {
+  auto channel = s.open_channel(4);
+  aligned_buffer data = make_buffer(4 * 512, std::byte{0x44});
+  EXPECT_EQ(run_one(*channel, read_io(11 * 512, 512, data.get())), 512);
+  try {
+    channel->submit(read_io(8 * 512, 4 * 512, data.get()));
+    ADD_FAILURE() << "an I/O touching the crash block was accepted";
+  } catch (const std::exception& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(s.uri()), std::string::npos) << message;
+    EXPECT_NE(message.find("injected crash at LBA 10"), std::string::npos) << message;
+  }
+}
+
+// Which of `count` one-block I/Os (reads, then writes) fail with EIO; a fresh store each time.
+std::vector<bool> random_failures(const std::string& uri, std::size_t count) {
+  auto s = open_uri(uri);
+  auto channel = s->open_channel(16);
+  aligned_buffer data = make_buffer(512, std::byte{0x55});
+  std::vector<store_io> ios;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t offset = (i * 7 % 2048) * 512;
+    ios.push_back(i < count / 2 ? read_io(offset, 512, data.get(), i) : write_io(offset, 512, data.get(), i));
+  }
+  std::vector<bool> failed;
+  for (const std::int64_t r : run_all(*channel, ios)) {
+    EXPECT_TRUE(r == 512 || r == -EIO) << r;
+    failed.push_back(r == -EIO);
+  }
+  return failed;
+}
+
+double failure_rate(const std::vector<bool>& failed, std::size_t begin, std::size_t end) {
+  return static_cast<double>(std::count(failed.begin() + static_cast<std::ptrdiff_t>(begin),
+                                        failed.begin() + static_cast<std::ptrdiff_t>(end), true)) /
+         static_cast<double>(end - begin);
+}
+
+// About a fraction P fails, the same I/Os for the same seed, others for another seed; the
+// one-direction kinds leave the other direction alone.
+void check_random(const std::string& prefix) {
+  constexpr std::size_t count = 4000;
+  const std::vector<bool> first = random_failures(prefix + "fault=random@0.2:11", count);
+  EXPECT_NEAR(failure_rate(first, 0, count), 0.2, 0.03);
+  EXPECT_EQ(random_failures(prefix + "fault=random@0.2:11", count), first);
+  EXPECT_NE(random_failures(prefix + "fault=random@0.2:12", count), first);
+  const std::vector<bool> reads = random_failures(prefix + "fault=random_read@0.3:5", count);
+  EXPECT_NEAR(failure_rate(reads, 0, count / 2), 0.3, 0.04);
+  EXPECT_EQ(failure_rate(reads, count / 2, count), 0.0);
+  const std::vector<bool> writes = random_failures(prefix + "fault=random_write@0.3:5", count);
+  EXPECT_EQ(failure_rate(writes, 0, count / 2), 0.0);
+  EXPECT_NEAR(failure_rate(writes, count / 2, count), 0.3, 0.04);
+  EXPECT_EQ(failure_rate(random_failures(prefix + "fault=random@1:3", 64), 0, 64), 1.0);
+  EXPECT_EQ(failure_rate(random_failures(prefix + "fault=random@0:3", 64), 0, 64), 0.0);
+}
+
+TEST(RamStore, FaultHang) {
+  auto s = open_uri("ram:1M?fault=hang@10");
+  check_hang(*s);
+}
+
+TEST(RamStore, FaultCrash) {
+  auto s = open_uri("ram:1M?fault=crash@10");
+  check_crash(*s);
+}
+
+TEST(RamStore, FaultRandom) { check_random("ram:1M?"); }
+
+// Repeated faults all apply: EIO at block 10 and a short transfer before block 20.
+TEST(RamStore, RepeatedFaultsAllApply) {
+  auto s = open_uri("ram:1M?fault=eio@10&fault=short@20");
+  auto channel = s->open_channel(4);
+  aligned_buffer data = make_buffer(4 * 512, std::byte{0x66});
+  EXPECT_EQ(run_one(*channel, read_io(9 * 512, 2 * 512, data.get())), -EIO);
+  EXPECT_EQ(run_one(*channel, read_io(18 * 512, 4 * 512, data.get())), 2 * 512);
+}
+
+TEST(FileStore, FaultHang) {
+  temp_file file;
+  auto s = open_uri("file:" + file.path() + "?create=1M&fault=hang@10");
+  check_hang(*s);
+}
+
+TEST(FileStore, FaultCrash) {
+  temp_file file;
+  auto s = open_uri("file:" + file.path() + "?create=1M&fault=crash@10");
+  check_crash(*s);
+}
+
+TEST(FileStore, FaultRandom) {
+  temp_file file;
+  check_random("file:" + file.path() + "?create=1M&");
 }
 
 // ---------------------------------------------------------------------------------------

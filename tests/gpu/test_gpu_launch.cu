@@ -1,0 +1,79 @@
+// Job kernels beside the completion service: one that needs more stack per thread than the
+// runtime reserved would make CUDA grow the stack, which waits for the service kernel forever;
+// run_job refuses it with a message naming the option, and runs it once the option is raised.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "agio/runtime/launch.hpp"
+#include "agio/runtime/runtime.hpp"
+#include "test_support.hpp"
+
+namespace agio {
+namespace {
+
+constexpr std::uint32_t words = 4096;  // 16 KiB of stack per thread
+
+struct big_stack_job {
+  std::uint32_t* out;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
+    volatile std::uint32_t local[words];
+    for (std::uint32_t i = 0; i < words; ++i) local[i] = t + i;
+    out[t] = local[(t * 7) % words];
+  }
+};
+
+bool waiters_under_test() { return test::gpu_options().completion == completion_mode::waiters; }
+
+runtime_options gpu_options(std::uint32_t stack_bytes) {
+  runtime_options o = test::gpu_options();
+  o.gpu_thread_stack_bytes = stack_bytes;
+  return o;
+}
+
+std::vector<std::uint32_t> run_big_stack_job(runtime& rt) {
+  constexpr std::uint32_t threads = 64;
+  auto* out = static_cast<std::uint32_t*>(rt.allocate_device(threads * sizeof(std::uint32_t)));
+  run_job(rt, threads, big_stack_job{out});
+  std::vector<std::uint32_t> got(threads);
+  rt.copy_to_host(got.data(), out, threads * sizeof(std::uint32_t));
+  rt.free(out);
+  return got;
+}
+
+TEST(GpuLaunch, JobNeedingMoreStackThanReservedIsRefusedBesideTheService) {
+  if (waiters_under_test()) GTEST_SKIP() << "no service kernel to wait for in waiters mode";
+  runtime rt(gpu_options(4096));
+  rt.attach("ram:1M");
+  rt.start();
+  // The reservation is the process's and only grows: an earlier test may have made room.
+  std::size_t reserved = 0;
+  ASSERT_EQ(cudaDeviceGetLimit(&reserved, cudaLimitStackSize), cudaSuccess);
+  if (reserved >= words * sizeof(std::uint32_t)) {
+    rt.stop();
+    GTEST_SKIP() << "an earlier test of this process reserved " << reserved << " bytes of stack";
+  }
+  try {
+    run_big_stack_job(rt);
+    FAIL() << "a job needing 16 KiB of stack ran with 4 KiB reserved";
+  } catch (const std::length_error& e) {
+    EXPECT_NE(std::string(e.what()).find("gpu_thread_stack_bytes"), std::string::npos) << e.what();
+  }
+  rt.stop();
+}
+
+TEST(GpuLaunch, JobRunsBesideTheServiceOnceTheStackIsReserved) {
+  runtime rt(gpu_options(32 * 1024));
+  rt.attach("ram:1M");
+  rt.start();
+  const std::vector<std::uint32_t> got = run_big_stack_job(rt);
+  for (std::uint32_t t = 0; t < got.size(); ++t) EXPECT_EQ(got[t], t + (t * 7) % words) << "thread " << t;
+  rt.stop();
+}
+
+}  // namespace
+}  // namespace agio
