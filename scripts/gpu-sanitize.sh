@@ -11,8 +11,9 @@ source scripts/deps.sh
 build=${AGIO_BUILD_DIR:-build-gpu}
 export CUDA_MODULE_LOADING=EAGER AGIO_TEST_COMPLETION=waiters
 limit=${AGIO_SANITIZE_SECONDS:-400}
-# The million-operation shadow tests would take hours under the tools; their short runs stay.
-filter=${1:-*-GpuCacheShadow.Million*}
+# The long runs would take hours under the tools (the million-operation and fault-injected
+# shadow runs, half a million requests in flight); their short versions stay.
+filter=${1:-*-GpuCacheShadow.Million*:GpuCacheShadowFaults.EveryFaultKind*:GpuTransactions.ThreadsEachHoldSixtyFourReads}
 status=0
 for tool in memcheck racecheck; do
   extra=()

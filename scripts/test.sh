@@ -1,16 +1,32 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds agio's CPU backend and runs the CPU test suite twice: under
-# ThreadSanitizer and under AddressSanitizer+UBSan. No GPU needed; this is what CI runs.
+# ThreadSanitizer and under AddressSanitizer+UBSan (every CTest entry: the unit suite, the tool
+# runs and the crash-consistency runs, which SIGKILL a writing child process and check its
+# file), then the libFuzzer targets for a bounded time (scripts/fuzz.sh, with clang). No GPU
+# needed; this is what CI runs. Every stage runs even after one fails, so that one CI run shows
+# every failure; the script exits non-zero if any stage failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 jobs=$(nproc)
+started=$SECONDS
+failed=()
 for sanitizer in thread address; do
   build="build-${sanitizer}"
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DAGIO_ENABLE_CUDA=OFF -DAGIO_BUILD_TOOLS=ON \
         -DAGIO_SANITIZE="$sanitizer" >/dev/null
   cmake --build "$build" -j "$jobs"
-  echo "== CPU suite under ${sanitizer} sanitizer"
+  echo "== CPU suite under ${sanitizer} sanitizer: $(ctest --test-dir "$build" -N | tail -n 1)," \
+       "crash-consistency entries: $(ctest --test-dir "$build" -N -R '^crash_' | grep -c 'Test *#')"
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ASAN_OPTIONS="detect_leaks=1" \
-    ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 600
+    ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 600 || failed+=("CPU suite under ${sanitizer} sanitizer")
 done
+echo "== fuzzers (scripts/fuzz.sh)"
+bash scripts/fuzz.sh || failed+=("fuzzers")
+minutes=$(( (SECONDS - started) / 60 ))
+if [ "${#failed[@]}" -ne 0 ]; then
+  printf '== scripts/test.sh FAILED after %d min: %s\n' "$minutes" "$(IFS=';'; echo "${failed[*]}")"
+  exit 1
+fi
+echo "== scripts/test.sh passed in ${minutes} min: CPU suite under thread and address sanitizers (crash" \
+     "consistency included), fuzzers"

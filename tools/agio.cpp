@@ -6,6 +6,7 @@
 
 #include "agio/runtime/runtime.hpp"
 #include "demo.hpp"
+#include "soak.hpp"
 #include "cache/cache_bench.hpp"
 #include "dlrm/dlrm.hpp"
 #include "evaluation.hpp"
@@ -48,6 +49,12 @@ void usage() {
       "                                        DLRM inference with embedding tables on storage (AGILE Figures 7-10)\n"
       "  bench evaluation [--quick | --full] [--backend cpu|auto] [--figures 4,7-10,7-file,11,12] [--out-dir DIR]\n"
       "                                        the AGILE paper's Figures 4, 7-12 in one run: JSON and PNG plots\n"
+      "  soak [--backend cpu|gpu|auto] [--ops N] [--seconds S] [--threads N] [--faults on|off] [--cycles N]\n"
+      "               [--dir DIR] [--json FILE]\n"
+      "                                        mixed cache operations from many threads against a shadow model,\n"
+      "                                        small and large caches, store faults, stop/restart cycles; fails on\n"
+      "                                        a wrong value, a lost acknowledged write or a fault not surfaced;\n"
+      "                                        its store files go in DIR (default: the temp directory)\n"
       "  info URI                              open a store and print its size and block size");
 }
 
@@ -81,6 +88,7 @@ int main(int argc, char** argv) {
     if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "graphs") == 0) return agio::bench::graphs_main(argc, argv, 3);
     if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "dlrm") == 0) return agio::bench::dlrm_main(argc, argv, 3);
     if (cmd == "bench" && argc > 2 && std::strcmp(argv[2], "evaluation") == 0) return agio::bench::evaluation_main(argc, argv, 3);
+    if (cmd == "soak") return agio::tools::soak_main(argc, argv, 2);
     if (cmd == "info") return info_main(argc, argv);
     usage();
     return cmd.empty() || cmd == "help" || cmd == "--help" ? 0 : 2;

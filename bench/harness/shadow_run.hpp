@@ -1,0 +1,290 @@
+#pragma once
+// Drives the shadow job (shadow_job.hpp) through phases over one store file: each phase opens a
+// fresh runtime and cache on the file, with the phase's faults in its URI, runs rounds of the
+// job (each followed by a flush), checks that no line is left pinned, BUSY or CLEANING, stops
+// the runtime, and then reads the file back through a fresh runtime without faults:
+//   - after a flush that succeeded, storage holds exactly the newest acknowledged values;
+//   - after one that threw, each word holds a value written since the last successful flush
+//     (values grow per word, so: last flushed <= stored <= newest, with the word's own tag);
+// and what storage holds becomes the model of the next phase. The last phase injects no write
+// faults, so its flush must succeed and the file must end exactly as the model says. Used by
+// the CPU and GPU suites and by `agio soak`; include it from a .cu file on the GPU backend.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/launch.hpp"
+#include "agio/runtime/runtime.hpp"
+#include "harness/chunk_job.hpp"
+#include "harness/shadow_job.hpp"
+
+namespace agio::bench {
+
+struct shadow_faults {
+  double rate = 0;             // fault=random@: each read and write fails with this probability
+  double read_rate = 0;        // fault=random_read@: reads fail with this probability besides
+  bool failing_block = false;  // fault=eio@ on the last shared block: its every read fails
+  std::uint64_t seed = 1;
+};
+
+struct shadow_config {
+  shadow_shape shape;                      // ops_per_thread is per round
+  std::vector<std::uint32_t> cache_lines;  // lines of each phase's cache, taken in turn
+  std::uint32_t ways = 4;
+  std::uint32_t share_slots = 16;
+  std::uint32_t phases = 1;  // runtimes opened on the file one after another
+  std::uint32_t rounds = 1;  // job runs per phase, each followed by a flush
+  shadow_faults faults;
+  std::uint32_t hurry_every = 0;  // 1 in hurry_every operations gets the short deadline
+  std::uint64_t hurried_ns = 0;   // the short deadline
+  std::string path;               // the store file, created or overwritten
+  runtime_options options;
+  std::uint32_t queue_pairs = 2;
+  std::uint32_t queue_depth = 16;
+  std::uint32_t verify_threads = 4;  // threads that read the file back between phases
+};
+
+struct shadow_report {
+  shadow_tally tally{};
+  std::uint64_t words_compared = 0;   // stored words checked against the model between phases
+  std::uint64_t wrong_values = 0;     // wrong reads, unexpected statuses, words storage made up
+  std::uint64_t lost_writes = 0;      // stored words older than what was acknowledged and flushed
+  std::uint64_t injected_faults = 0;  // commands the store failed
+  std::uint64_t surfaced_faults = 0;  // fills and write-backs the cache counted as failed
+  std::uint64_t flushes = 0;
+  std::uint64_t failed_flushes = 0;   // flushes that threw io_error
+  std::uint64_t stuck_lines = 0;      // lines with live pins, BUSY or CLEANING after a round
+  cache_counters counters{};
+  std::string first_problem;
+  double seconds = 0;
+
+  bool clean() const {
+    return wrong_values == 0 && lost_writes == 0 && stuck_lines == 0 && injected_faults == surfaced_faults;
+  }
+  void problem(const std::string& what) {
+    if (first_problem.empty()) first_problem = what;
+  }
+};
+
+namespace shadow_detail {
+
+inline std::string fault_uri(const shadow_config& config, std::uint32_t phase, bool last) {
+  std::string uri = "file:" + config.path + "?lba=512";
+  const shadow_faults& f = config.faults;
+  const std::uint32_t lbas = shadow_shape::line_bytes / 512;
+  if (f.failing_block) uri += "&fault=eio@" + std::to_string((config.shape.shared_blocks - 1) * lbas);
+  const std::string seed = std::to_string(f.seed * 1000 + phase);
+  if (f.rate > 0 && !last) uri += "&fault=random@" + std::to_string(f.rate) + ":" + seed;
+  if (f.read_rate > 0) uri += "&fault=random_read@" + std::to_string(f.read_rate) + ":" + seed;
+  return uri;
+}
+
+// The file holds every word's stamp-0 value before the first phase.
+inline void write_initial_file(const shadow_config& config, std::vector<std::uint32_t>& model) {
+  for (std::uint64_t w = 0; w < model.size(); ++w) model[w] = shadow_value(w, 0);
+  std::ofstream out(config.path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(model.data()), static_cast<std::streamsize>(model.size() * 4));
+  if (!out) throw std::runtime_error("shadow: cannot write " + config.path);
+}
+
+// The file's words, read through a fresh runtime without faults.
+inline std::vector<std::uint32_t> read_back(const shadow_config& config, std::uint64_t words) {
+  runtime rt(config.options);
+  rt.attach(device_options{"file:" + config.path + "?lba=512", config.queue_pairs, config.queue_depth});
+  rt.start();
+  const std::uint64_t bytes = words * 4;
+  auto* data = static_cast<std::byte*>(rt.allocate_device(bytes));
+  auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
+  const std::uint32_t none = 0;
+  rt.copy_to_device(failures, &none, 4);
+  with_io(rt, [&](const auto& io) {
+    run_job(rt, config.verify_threads,
+            chunk_job{io, 0, 0, data, shadow_shape::line_bytes, static_cast<std::uint32_t>(config.shape.blocks()), failures});
+  });
+  std::uint32_t failed = 0;
+  rt.copy_to_host(&failed, failures, 4);
+  std::vector<std::uint32_t> stored(words);
+  rt.copy_to_host(stored.data(), data, bytes);
+  rt.free(data);
+  rt.free(failures);
+  rt.stop();
+  if (failed != 0) throw std::runtime_error("shadow: " + std::to_string(failed) + " reads of the file failed without faults");
+  return stored;
+}
+
+// Storage against the model: `flushed` is what the last successful flush wrote (or what storage
+// held before the phase), `newest` what was acknowledged since; `exact` when the phase's last
+// flush succeeded. Storage becomes the next phase's model.
+inline void compare(shadow_report& report, const std::vector<std::uint32_t>& stored, std::vector<std::uint32_t>& flushed,
+                    std::vector<std::uint32_t>& newest, bool exact) {
+  for (std::uint64_t w = 0; w < stored.size(); ++w) {
+    const std::uint32_t s = stored[w];
+    const bool own_tag = s == shadow_value(w, s >> 8);
+    const std::string where = "storage word " + std::to_string(w) + " (block " +
+                              std::to_string(w / shadow_shape::words_per_block) + ") holds " + std::to_string(s) + ", ";
+    if (!own_tag || s > newest[w]) {
+      ++report.wrong_values;
+      report.problem(where + "no write stored that (newest acknowledged: " + std::to_string(newest[w]) + ")");
+    } else if (s < flushed[w] || (exact && s != newest[w])) {
+      ++report.lost_writes;
+      report.problem(where + "acknowledged and flushed: " + std::to_string(exact ? newest[w] : flushed[w]));
+    }
+    newest[w] = s;
+    flushed[w] = s;
+  }
+  report.words_compared += stored.size();
+}
+
+// Lines a finished round left pinned, BUSY or CLEANING.
+inline std::uint64_t stuck_lines(const cache_audit& a) { return std::uint64_t{a.live_pins} + a.busy + a.cleaning; }
+
+// When waiters retire completions, the completions nobody waits for any more (see below) wait
+// for the next waiter of their device: this job is one.
+template <class IO>
+struct retire_pending_job {
+  IO io;
+  AGIO_HD void operator()(std::uint32_t, std::uint32_t) const { io.help_retire(0); }
+};
+
+// Lines still pinned, BUSY or CLEANING once the I/O that the job left behind has landed: the
+// fills of requesters that gave up and of prefetches may still be in flight when the job ends,
+// so a line counts as stuck only if it stays so for `patience`.
+template <class Cache, class IO>
+std::uint64_t lines_stuck_after(runtime& rt, const Cache& cache, const IO& io, std::chrono::milliseconds patience) {
+  const auto give_up = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    const std::uint64_t stuck = stuck_lines(cache.audit());
+    if (stuck == 0 || std::chrono::steady_clock::now() > give_up) return stuck;
+    if constexpr (IO::waiters_retire) run_job(rt, 1, retire_pending_job<IO>{io});
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+inline std::uint64_t store_errors(const runtime& rt) {
+  std::uint64_t errors = 0;
+  for (const device_counters& d : rt.counters()) errors += d.errors;
+  return errors;
+}
+
+// One phase: a runtime and a cache on the file, `rounds` job runs each followed by a flush.
+// Returns whether the phase's last flush succeeded.
+template <class Policy, class Shares>
+bool run_phase(const shadow_config& config, std::uint32_t phase, std::uint32_t& first_stamp,
+               std::vector<std::uint32_t>& flushed, std::vector<std::uint32_t>& newest, shadow_report& report) {
+  const shadow_shape& shape = config.shape;
+  constexpr std::uint32_t line_bytes = shadow_shape::line_bytes;
+  const bool last = phase + 1 == config.phases;
+  runtime rt(config.options);
+  rt.attach(device_options{fault_uri(config, phase, last), config.queue_pairs, config.queue_depth});
+  rt.start();
+  const std::uint64_t model_bytes = newest.size() * 4;
+  auto* truth = static_cast<std::uint32_t*>(rt.allocate_device(model_bytes));
+  auto* buffers = static_cast<std::uint32_t*>(rt.allocate_device(std::size_t{shape.threads} * line_bytes));
+  auto* failure = static_cast<shadow_failure*>(rt.allocate_device(sizeof(shadow_failure)));
+  auto* tallies = static_cast<shadow_tally*>(rt.allocate_device(shape.threads * sizeof(shadow_tally)));
+  rt.copy_to_device(truth, newest.data(), model_bytes);
+  bool flushed_last = false;
+  with_io(rt, [&](const auto& io) {
+    using IO = std::decay_t<decltype(io)>;
+    const std::uint32_t lines = config.cache_lines[phase % config.cache_lines.size()];
+    software_cache<Policy, cache::no_lock_chain, Shares, IO> cache(
+        rt, {std::size_t{lines} * line_bytes, line_bytes, config.ways, config.share_slots});
+    auto hurried = cache.device();
+    hurried.wait_timeout_ns = config.hurried_ns;
+    const std::uint64_t block = shape.shared_blocks - 1;
+    for (std::uint32_t round = 0; round < config.rounds; ++round) {
+      const shadow_failure none{};
+      rt.copy_to_device(failure, &none, sizeof none);
+      run_job(rt, shape.threads,
+              shadow_job<Policy, Shares, IO>{cache.device(), hurried, config.hurry_every, shape, first_stamp,
+                                             config.faults.failing_block ? block : no_block, truth, buffers, failure,
+                                             tallies});
+      first_stamp += static_cast<std::uint32_t>(shape.ops_per_thread);
+      shadow_failure first{};
+      rt.copy_to_host(&first, failure, sizeof first);
+      std::vector<shadow_tally> t(shape.threads);
+      rt.copy_to_host(t.data(), tallies, t.size() * sizeof(shadow_tally));
+      for (const shadow_tally& one : t) report.tally += one;
+      rt.copy_to_host(newest.data(), truth, model_bytes);
+      if (first.count != 0) {
+        report.wrong_values += first.count;
+        report.problem("phase " + std::to_string(phase) + ", round " + std::to_string(round) + ": " + first.describe());
+      }
+      const std::uint64_t stuck = lines_stuck_after(rt, cache, io, std::chrono::seconds(5));
+      if (stuck != 0) {
+        report.stuck_lines += stuck;
+        report.problem("phase " + std::to_string(phase) + ", round " + std::to_string(round) + ": " +
+                       std::to_string(stuck) + " lines left pinned, BUSY or CLEANING");
+      }
+      ++report.flushes;
+      try {
+        cache.flush();
+        flushed = newest;
+        flushed_last = true;
+        const cache_audit after = cache.audit();
+        if (after.modified + after.failed != 0) {
+          report.stuck_lines += after.modified + after.failed;
+          report.problem("phase " + std::to_string(phase) + ", round " + std::to_string(round) +
+                         ": a flush succeeded but left lines MODIFIED or FAILED");
+        }
+      } catch (const io_error&) {
+        ++report.failed_flushes;
+        flushed_last = false;
+      }
+    }
+    const cache_counters c = cache.counters();
+    report.counters += c;
+    report.surfaced_faults += c.fill_failures + c.write_back_failures;
+    report.injected_faults += store_errors(rt);
+  });
+  rt.free(truth);
+  rt.free(buffers);
+  rt.free(failure);
+  rt.free(tallies);
+  try {
+    rt.stop();
+  } catch (const io_error&) {
+    // The requests that failed were counted above; what reached the file is checked next.
+  }
+  return flushed_last;
+}
+
+}  // namespace shadow_detail
+
+// Runs the phases; the report says what went wrong (shadow_report::clean() when nothing did).
+template <class Policy, class Shares = cache::no_share_table>
+shadow_report run_shadow(const shadow_config& config) {
+  if (config.cache_lines.empty() || config.phases == 0 || config.rounds == 0) {
+    throw std::invalid_argument("shadow: needs cache sizes, phases and rounds");
+  }
+  if (config.shape.threads == 0 || config.shape.shared_slots() == 0 || config.shape.private_blocks_per_thread == 0) {
+    throw std::invalid_argument("shadow: every thread needs a word of the shared blocks and a private block");
+  }
+  const std::uint64_t stamps = std::uint64_t{config.phases} * config.rounds * config.shape.ops_per_thread;
+  if (stamps >= (std::uint64_t{1} << shadow_stamp_bits)) {
+    throw std::invalid_argument("shadow: " + std::to_string(stamps) + " operations per thread exceed the " +
+                                std::to_string(shadow_stamp_bits) + "-bit write stamps; use more threads");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  shadow_report report;
+  std::vector<std::uint32_t> newest(config.shape.blocks() * shadow_shape::words_per_block);
+  shadow_detail::write_initial_file(config, newest);
+  std::vector<std::uint32_t> flushed = newest;
+  std::uint32_t first_stamp = 0;
+  for (std::uint32_t phase = 0; phase < config.phases; ++phase) {
+    const bool exact = shadow_detail::run_phase<Policy, Shares>(config, phase, first_stamp, flushed, newest, report);
+    shadow_detail::compare(report, shadow_detail::read_back(config, newest.size()), flushed, newest, exact);
+    if (report.wrong_values != 0 || report.lost_writes != 0) break;
+  }
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace agio::bench
