@@ -11,6 +11,8 @@ source scripts/deps.sh
 jobs=$(nproc)
 started=$SECONDS
 failed=()
+echo "== layering (scripts/check_layers.py)"
+python3 scripts/check_layers.py || failed+=("layering")
 for sanitizer in thread address; do
   build="build-${sanitizer}"
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DAGIO_ENABLE_CUDA=OFF -DAGIO_BUILD_TOOLS=ON \

@@ -16,7 +16,7 @@
 
 #include <unistd.h>
 
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/software_cache.hpp"
 
 namespace agio::test {
 

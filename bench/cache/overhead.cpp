@@ -14,7 +14,7 @@
 #include <random>
 
 #include "agio/cache/policies/clock.hpp"
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/software_cache.hpp"
 #include "cache/cache_bench.hpp"
 #include "cache/common.hpp"
 #include "cache/whole_cache.hpp"

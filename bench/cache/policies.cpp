@@ -18,7 +18,7 @@
 #include "agio/cache/policies/direct_mapped.hpp"
 #include "agio/cache/policies/lfu_da.hpp"
 #include "agio/cache/policies/s3_fifo.hpp"
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/software_cache.hpp"
 #include "cache/cache_bench.hpp"
 #include "cache/common.hpp"
 #include "harness/progress.hpp"

@@ -5,14 +5,14 @@
 #include <cstdint>
 #include <memory>
 
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/software_cache.hpp"
 #include "cache/common.hpp"
 
 namespace agio::bench::cache_bench {
 
 // Consecutive blocks fall in consecutive sets, so with sets * ways >= blocks no set is asked
 // for more than `ways` of them.
-template <class Policy, class IO = controller>
+template <class Policy, class IO = io_handle>
 auto whole_cache(runtime& rt, std::uint64_t blocks) {
   using cache_type = software_cache<Policy, cache::no_lock_chain, cache::no_share_table, IO>;
   constexpr std::uint32_t ways = 8;

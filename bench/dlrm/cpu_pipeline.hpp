@@ -9,7 +9,7 @@
 
 #include "dlrm/embedding.hpp"
 #include "harness/block_reader.hpp"
-#include "proxy/store.hpp"
+#include "agio/store/store.hpp"
 
 namespace agio::bench::dlrm {
 
@@ -17,7 +17,7 @@ class cpu_pipeline_reader {
  public:
   // Opens its own instances of the stores (ram: stores are filled here from the tables'
   // contents), the tables striped over them as over agio's devices.
-  cpu_pipeline_reader(const std::vector<std::string>& uris, const table_layout& layout, const proxy::host_memory& memory,
+  cpu_pipeline_reader(const std::vector<std::string>& uris, const table_layout& layout, const host_memory& memory,
                       unsigned threads, unsigned depth)
       : reader_(uris, layout.blocks, memory, threads, depth) {
     const table_contents contents{layout.first_block.data(), layout.vocab.data(), layout.tables(), layout.dim,

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "agio/detail/cuda_error.hpp"
+#include "agio/runtime/cuda_error.hpp"
 #include "dlrm/network.hpp"
 
 namespace agio::bench::dlrm {

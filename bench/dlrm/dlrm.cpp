@@ -21,7 +21,7 @@
 #include <memory>
 
 #include "agio/cache/policies/clock.hpp"
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/software_cache.hpp"
 #include "cache/common.hpp"
 #include "dlrm/batch_plan.hpp"
 #include "dlrm/cpu_pipeline.hpp"
@@ -302,7 +302,7 @@ struct mode_run {
   double hit_rate = -1;
 };
 
-// One run of an agio mode from an empty cache of `cache_bytes`; IO is waiting_controller for
+// One run of an agio mode from an empty cache of `cache_bytes`; IO is waiting_io_handle for
 // the BaM-style model, controller otherwise.
 template <class IO>
 mode_run run_agio(executor& ex, runtime& rt, device_point& p, const table_layout& layout, io_model model,
@@ -588,7 +588,7 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
 #if defined(__CUDACC__)
     std::unique_ptr<cpu_pipeline_reader> reader;
     if (s.wants("cpu_pipeline") && ex.gpu() && any_baseline) {
-      const proxy::host_memory memory{[&rt](std::size_t n) { return rt->allocate_host(n); }, [&rt](void* p) { rt->free(p); }};
+      const host_memory memory{[&rt](std::size_t n) { return rt->allocate_host(n); }, [&rt](void* p) { rt->free(p); }};
       reader = std::make_unique<cpu_pipeline_reader>(s.stores, layout, memory, 16, 64);
     }
 #endif
@@ -601,7 +601,7 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
       for (const io_model m : {io_model::async, io_model::sync}) {
         if (!s.wants(name_of(m))) continue;
         std::vector<mode_run> runs;
-        for (std::uint32_t k = 0; k < s.reps; ++k) runs.push_back(run_agio<controller>(ex, *rt, p, layout, m, specs[i].cache_bytes));
+        for (std::uint32_t k = 0; k < s.reps; ++k) runs.push_back(run_agio<io_handle>(ex, *rt, p, layout, m, specs[i].cache_bytes));
         record(i, name_of(m), runs);
       }
 #if defined(__CUDACC__)
@@ -646,7 +646,7 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
     device_point p(*rt, shape, layout, inputs[i], s.seed);
     std::vector<mode_run> runs;
     for (std::uint32_t k = 0; k < s.reps; ++k) {
-      runs.push_back(run_agio<waiting_controller>(ex, *rt, p, layout, io_model::bam_style, specs[i].cache_bytes));
+      runs.push_back(run_agio<waiting_io_handle>(ex, *rt, p, layout, io_model::bam_style, specs[i].cache_bytes));
     }
     record(i, "bam_style", runs);
   }
@@ -658,10 +658,10 @@ std::string mib(std::uint64_t bytes) { return std::to_string(bytes >> 20) + " Mi
 }  // namespace
 
 std::vector<register_row> dlrm_registers() {
-  using agio_gather = gather_job<cached_rows<handle_for<controller>>>;
-  using bam_gather = gather_job<cached_rows<handle_for<waiting_controller>>>;
+  using agio_gather = gather_job<cached_rows<handle_for<io_handle>>>;
+  using bam_gather = gather_job<cached_rows<handle_for<waiting_io_handle>>>;
   return {{"dlrm", "gather", "async", job_registers<agio_gather>()},
-          {"dlrm", "prefetch", "async", job_registers<prefetch_job<handle_for<controller>>>()},
+          {"dlrm", "prefetch", "async", job_registers<prefetch_job<handle_for<io_handle>>>()},
           {"dlrm", "gather", "sync", job_registers<agio_gather>()},
           {"dlrm", "gather", "bam_style", job_registers<bam_gather>()}};
 }

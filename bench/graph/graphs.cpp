@@ -27,7 +27,7 @@
 #include <random>
 
 #include "agio/cache/policies/clock.hpp"
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/software_cache.hpp"
 #include "cache/common.hpp"
 #include "cache/whole_cache.hpp"
 #include "graph/edge_list_file.hpp"
@@ -250,7 +250,7 @@ step_result native_step(const bench_context& b, const graph_case& c, const verte
   return s;
 }
 
-// A run through `cache`, whose controller type (controller or waiting_controller) is the I/O
+// A run through `cache`, whose controller type (controller or waiting_io_handle) is the I/O
 // model's: the kernels of each model carry only that model's retirement code.
 template <class Cache>
 one_run cached_run(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k, const Cache& cache) {
@@ -580,8 +580,8 @@ std::vector<register_row> graphs_registers() {
     rows.push_back({"graphs", "spmv", model, job_registers<spmv_job<cols, vals>>()});
     rows.push_back({"graphs", "cc", model, job_registers<cc_job<cols>>()});
   };
-  add.template operator()<controller>("async");
-  add.template operator()<waiting_controller>("bam_style");
+  add.template operator()<io_handle>("async");
+  add.template operator()<waiting_io_handle>("bam_style");
   return rows;
 }
 
@@ -690,9 +690,9 @@ int graphs_main(int argc, char** argv, int first) {
           mr.native_beside = native_step(mb, c, v, k);
           bar.step(label + " native");
           const bool bam = m == io_model::bam_style;
-          mr.cache = bam ? cache_step<waiting_controller>(mb, c, v, k) : cache_step<controller>(mb, c, v, k);
+          mr.cache = bam ? cache_step<waiting_io_handle>(mb, c, v, k) : cache_step<io_handle>(mb, c, v, k);
           bar.step(label + " cache");
-          mr.cold = bam ? cold_step<waiting_controller>(mb, c, v, k) : cold_step<controller>(mb, c, v, k);
+          mr.cold = bam ? cold_step<waiting_io_handle>(mb, c, v, k) : cold_step<io_handle>(mb, c, v, k);
           bar.step(label + " cold");
           r.models.push_back(mr);
         }
@@ -706,7 +706,7 @@ int graphs_main(int argc, char** argv, int first) {
     if (with_pipeline) {
       auto prt = start_runtime(plain, ram_uri(1));
       {
-        const proxy::host_memory memory{[&prt](std::size_t n) { return prt->allocate_host(n); },
+        const host_memory memory{[&prt](std::size_t n) { return prt->allocate_host(n); },
                                         [&prt](void* p) { prt->free(p); }};
         const block_reader reader({uri}, blocks, memory, pipeline_threads, pipeline_depth);
         std::byte* ram = reader.host_view(0);

@@ -26,7 +26,7 @@ struct native_source {
 // through the array view (a pin per element), a thread's reader walks runs of elements with a
 // pin per line (agio/cache/array_reader.hpp). A failed read gives T{}, which the result check
 // catches (rt.check() names the cause).
-template <class T, class Policy, class IO = controller>
+template <class T, class Policy, class IO = io_handle>
 struct cached_source {
   cache::array_view<T, Policy, cache::no_lock_chain, cache::no_share_table, IO> view;
   std::uint64_t first;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cache/common.hpp"
-#include "proxy/store.hpp"
+#include "agio/store/store.hpp"
 
 namespace agio::bench {
 
@@ -33,11 +33,11 @@ class block_reader {
 
   // Opens each of `uris` for its share of `blocks` blocks striped over them; `threads` host
   // threads read, each with `depth` reads in flight per store.
-  block_reader(const std::vector<std::string>& uris, std::uint64_t blocks, const proxy::host_memory& memory,
+  block_reader(const std::vector<std::string>& uris, std::uint64_t blocks, const host_memory& memory,
                unsigned threads, unsigned depth)
       : stripes_{static_cast<std::uint32_t>(uris.size())}, threads_(threads), depth_(depth) {
     for (std::uint32_t d = 0; d < uris.size(); ++d) {
-      stores_.push_back(proxy::open_store(uris[d], memory));
+      stores_.push_back(open_store(uris[d], memory));
       if (stores_[d]->capacity_bytes() < stripes_.blocks_on(d, blocks) * block_bytes) {
         throw std::invalid_argument(uris[d] + " is smaller than its share of the " + std::to_string(blocks * block_bytes >> 20) +
                                     " MiB to read");
@@ -73,15 +73,15 @@ class block_reader {
   // Thread t reads blocks t, t + threads, ... with a channel per store, `depth` reads in
   // flight on each.
   void read_share(const std::vector<std::uint64_t>& blocks, std::byte* dst, unsigned t) const {
-    std::vector<std::unique_ptr<proxy::store_channel>> channels;
+    std::vector<std::unique_ptr<store_channel>> channels;
     for (const auto& s : stores_) channels.push_back(s->open_channel(depth_));
-    std::vector<proxy::store_result> done(depth_);
+    std::vector<store_result> done(depth_);
     std::size_t next = t;
     std::size_t in_flight = 0;
     while (next < blocks.size() || in_flight != 0) {
       while (next < blocks.size()) {
         const std::uint32_t d = stripes_.device_of(blocks[next]);
-        const proxy::store_io io{proxy::store_op::read, stripes_.block_on_device(blocks[next]) * block_bytes, block_bytes,
+        const store_io io{store_op::read, stripes_.block_on_device(blocks[next]) * block_bytes, block_bytes,
                                  dst + next * block_bytes, next};
         if (!channels[d]->submit(io)) break;
         ++in_flight;
@@ -104,7 +104,7 @@ class block_reader {
   striping stripes_;
   unsigned threads_;
   unsigned depth_;
-  std::vector<std::unique_ptr<proxy::store>> stores_;
+  std::vector<std::unique_ptr<store>> stores_;
 };
 
 }  // namespace agio::bench

@@ -5,12 +5,12 @@
 // Used by the demo and the GPU suite.
 #include <cstdint>
 
-#include "agio/io/controller.hpp"
+#include "agio/io/io_handle.hpp"
 
 namespace agio::bench {
 
 // IO is the runtime's controller type; `chunk_job{rt.io(), ...}` deduces it.
-template <class IO = controller>
+template <class IO = io_handle>
 struct chunk_job {
   IO io;
   std::uint32_t device;

@@ -192,8 +192,8 @@ cufile_reader::cufile_reader(const std::vector<std::string>& uris, std::uint64_t
   s.stripes = striping{static_cast<std::uint32_t>(uris.size())};
   std::vector<std::string> paths;
   for (const std::string& uri : uris) {
-    proxy::store_spec spec = proxy::parse_store_uri(uri);
-    if (spec.what != proxy::store_spec::kind::file) {
+    store_spec spec = parse_store_uri(uri);
+    if (spec.what != store_spec::kind::file) {
       throw std::invalid_argument("cufile: " + uri + " is not a file: store; cuFile reads files only");
     }
     paths.push_back(std::move(spec.path));

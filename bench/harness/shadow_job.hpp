@@ -118,7 +118,7 @@ struct shadow_tally {
 
 inline constexpr std::uint64_t no_block = ~std::uint64_t{0};
 
-template <class Policy, class Shares = cache::no_share_table, class IO = controller>
+template <class Policy, class Shares = cache::no_share_table, class IO = io_handle>
 struct shadow_job {
   using handle = cache::cache_handle<Policy, cache::no_lock_chain, Shares, IO>;
   handle cache;

@@ -19,7 +19,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/software_cache.hpp"
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "harness/chunk_job.hpp"

@@ -30,7 +30,7 @@
 #include "harness/mix.hpp"
 #include "harness/options.hpp"
 #include "harness/progress.hpp"
-#include "proxy/store.hpp"
+#include "agio/store/store.hpp"
 
 namespace agio::bench {
 namespace {
@@ -189,9 +189,9 @@ point run_agio(agio_setup& s, std::uint32_t devices, std::uint32_t io_bytes, std
 
 // The store's own ceiling: `threads` host threads, each with its own channel holding
 // outstanding / threads requests, random offsets, into pinned memory.
-point run_ceiling(const std::vector<std::unique_ptr<proxy::store>>& stores, std::uint32_t io_bytes,
+point run_ceiling(const std::vector<std::unique_ptr<store>>& stores, std::uint32_t io_bytes,
                   std::uint64_t outstanding, bool write, unsigned threads, double seconds,
-                  const proxy::host_memory& memory) {
+                  const host_memory& memory) {
   threads = static_cast<unsigned>(std::min<std::uint64_t>(threads, outstanding));
   const std::uint32_t depth = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, outstanding / threads));
   // Requests share buffer slots beyond this many per thread; the data is not looked at.
@@ -202,11 +202,11 @@ point run_ceiling(const std::vector<std::unique_ptr<proxy::store>>& stores, std:
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
-      std::vector<std::unique_ptr<proxy::store_channel>> channels;
+      std::vector<std::unique_ptr<store_channel>> channels;
       for (auto& s : stores) channels.push_back(s->open_channel(depth));
       auto* buf = static_cast<std::byte*>(memory.allocate(std::size_t{slots} * io_bytes));
       std::mt19937_64 rng(t + 99);
-      std::vector<proxy::store_result> results(depth);
+      std::vector<store_result> results(depth);
       std::uint64_t done = 0;
       std::vector<std::uint32_t> inflight(channels.size(), 0);
       std::uint32_t next_slot = 0;
@@ -223,7 +223,7 @@ point run_ceiling(const std::vector<std::unique_ptr<proxy::store>>& stores, std:
           const std::uint32_t share = static_cast<std::uint32_t>(depth / channels.size() + (c < depth % channels.size() ? 1 : 0));
           while (inflight[c] < share) {
             const std::uint64_t units = stores[c]->capacity_bytes() / io_bytes;
-            const proxy::store_io io{write ? proxy::store_op::write : proxy::store_op::read, (rng() % units) * io_bytes,
+            const store_io io{write ? store_op::write : store_op::read, (rng() % units) * io_bytes,
                                      io_bytes, buf + std::size_t{next_slot++ % slots} * io_bytes, 0};
             if (!channels[c]->submit(io)) break;
             ++inflight[c];
@@ -395,12 +395,12 @@ int randrw_main(int argc, char** argv, int first) {
       description = setup.rt->describe();
       h2d = h2d_copy_gbps(*setup.rt);
     }
-    proxy::host_memory memory{[&setup](std::size_t n) { return setup.rt->allocate_host(n); },
+    host_memory memory{[&setup](std::size_t n) { return setup.rt->allocate_host(n); },
                               [&setup](void* p) { setup.rt->free(p); }};
     // The ceiling drives its own instances of the same stores, opened once per series.
-    std::vector<std::unique_ptr<proxy::store>> ceiling_stores;
+    std::vector<std::unique_ptr<store>> ceiling_stores;
     if (s.with_ceiling) {
-      for (const auto& u : s.uris) ceiling_stores.push_back(proxy::open_store(u, memory));
+      for (const auto& u : s.uris) ceiling_stores.push_back(open_store(u, memory));
     }
     for (std::uint64_t outstanding : s.outstanding) {
       const std::string label = s.name + (s.write ? " write " : " read ") + std::to_string(s.io_bytes / 1024) +

@@ -17,7 +17,7 @@
 #include "agio/queue/queue_pair.hpp"
 #include "proxy/copy_engine.hpp"
 #include "proxy/iova_table.hpp"
-#include "proxy/store.hpp"
+#include "agio/store/store.hpp"
 
 namespace agio::proxy {
 

@@ -10,7 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "proxy/store.hpp"
+#include "agio/store/store.hpp"
+#include "agio/store/store_uri.hpp"
 
 namespace agio::proxy {
 
@@ -24,30 +25,6 @@ inline std::string in_quotes(std::string_view text) {
   quoted += '"';
   return quoted;
 }
-
-// What a URI's query asks of the store, whichever kind it is.
-struct store_options {
-  std::string uri;  // the URI as given, for error messages and store::uri()
-  std::uint32_t lba_bytes = 512;
-  std::optional<std::uint64_t> create_bytes;  // file only
-  ssd_profile profile;                         // ram only
-  std::vector<fault_injection> faults;
-};
-
-struct store_spec {
-  enum class kind : std::uint8_t { ram, file };
-  kind what = kind::ram;
-  std::uint64_t ram_bytes = 0;  // ram only
-  std::string path;             // file only
-  store_options options;
-};
-
-// Splits and checks a URI without touching memory or the filesystem, so every syntax error
-// surfaces before anything is allocated or created. Throws std::invalid_argument.
-store_spec parse_store_uri(std::string_view uri);
-
-// "4096", "64K", "64M", "1GiB", "2TB": binary multiples. Empty on malformed text or overflow.
-std::optional<std::uint64_t> parse_size(std::string_view text);
 
 std::unique_ptr<store> make_ram_store(std::uint64_t bytes, store_options options,
                                       const host_memory& memory);

@@ -14,7 +14,10 @@
 
 #include "proxy/store_impl.hpp"
 
-namespace agio::proxy {
+namespace agio {
+using proxy::in_quotes;
+using proxy::make_file_store;
+using proxy::make_ram_store;
 
 namespace {
 
@@ -273,7 +276,7 @@ store_spec parse_store_uri(std::string_view uri) {
   return spec;
 }
 
-void check_fault_in_range(const store_options& options, std::uint64_t capacity_bytes) {
+void proxy::check_fault_in_range(const store_options& options, std::uint64_t capacity_bytes) {
   const std::uint64_t blocks = capacity_bytes / options.lba_bytes;
   for (const fault_injection& fault : options.faults) {
     if (is_block_fault(fault) && fault.lba >= blocks) {
@@ -283,24 +286,24 @@ void check_fault_in_range(const store_options& options, std::uint64_t capacity_b
   }
 }
 
-fault_plan::fault_plan(const store_options& options)
+proxy::fault_plan::fault_plan(const store_options& options)
     : uri_(options.uri), lba_bytes_(options.lba_bytes), faults_(options.faults) {
   for (const fault_injection& fault : faults_) random_ |= !is_block_fault(fault);
 }
 
-bool fault_plan::touches(const store_io& io, std::uint64_t lba) const {
+bool proxy::fault_plan::touches(const store_io& io, std::uint64_t lba) const {
   const std::uint64_t first = io.offset / lba_bytes_;
   return lba >= first && lba < first + io.length / lba_bytes_;
 }
 
-bool fault_plan::hangs(const store_io& io) const {
+bool proxy::fault_plan::hangs(const store_io& io) const {
   if (io.op == store_op::flush) return false;
   return std::any_of(faults_.begin(), faults_.end(), [&](const fault_injection& fault) {
     return fault.what == fault_injection::kind::hang && touches(io, fault.lba);
   });
 }
 
-std::int64_t fault_plan::bytes_to_move(const store_io& io) {
+std::int64_t proxy::fault_plan::bytes_to_move(const store_io& io) {
   if (faults_.empty() || io.op == store_op::flush) return io.length;
   const std::uint64_t sequence = random_ ? sequence_.fetch_add(1, std::memory_order_relaxed) : 0;
   const std::uint64_t first = io.offset / lba_bytes_;
@@ -334,4 +337,4 @@ std::unique_ptr<store> open_store(std::string_view uri, const host_memory& memor
   return make_file_store(spec.path, std::move(spec.options));
 }
 
-}  // namespace agio::proxy
+}  // namespace agio

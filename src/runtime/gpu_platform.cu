@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "agio/detail/cuda_error.hpp"
+#include "agio/runtime/cuda_error.hpp"
 #include "agio/service/service.hpp"
 #include "runtime/platform.hpp"
 

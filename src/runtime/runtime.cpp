@@ -12,7 +12,7 @@
 
 #include "agio/spec/status.hpp"
 #include "proxy/controller.hpp"
-#include "proxy/store.hpp"
+#include "agio/store/store.hpp"
 #include "runtime/platform.hpp"
 
 namespace agio {
@@ -52,7 +52,7 @@ const char* opcode_name(std::uint32_t op) {
 struct runtime::state {
   struct attached {
     device_options options;
-    std::unique_ptr<proxy::store> store;
+    std::unique_ptr<agio::store> store;
   };
   struct allocation {
     void* p;
@@ -71,8 +71,8 @@ struct runtime::state {
   bool stopped = false;
   io::io_state io{};
   // `io` as the handle of the runtime's completion mode (the other one is never handed out).
-  controller service_handle{};
-  waiting_controller waiting_handle{};
+  io_handle service_handle{};
+  waiting_io_handle waiting_handle{};
   std::uint32_t service_workers = 0;
   std::vector<void*> pinned_blocks;
   void* device_block = nullptr;
@@ -133,9 +133,9 @@ std::uint32_t runtime::attach(const device_options& device) {
     throw std::invalid_argument("agio: " + device.uri + ": queue_depth must be 2..4096");
   }
   platform* plat = s_->plat.get();
-  proxy::host_memory memory{[plat](std::size_t n) { return plat->allocate_pinned(n); },
+  host_memory memory{[plat](std::size_t n) { return plat->allocate_pinned(n); },
                             [plat](void* p) { plat->free_pinned(p); }};
-  s_->devices.push_back({device, proxy::open_store(device.uri, memory)});
+  s_->devices.push_back({device, open_store(device.uri, memory)});
   return static_cast<std::uint32_t>(s_->devices.size() - 1);
 }
 
@@ -172,7 +172,7 @@ void runtime::start() {
     auto* pairs = c.take<queue::queue_pair>(total_qps);
     auto* recs = c.take<io::transaction_record>(records);
     auto* control = c.take<io::runtime_control>(1);
-    auto* counters = c.take<io::device_counters>(s.devices.size());
+    auto* counters = c.take<io::shared_counters>(s.devices.size());
     std::uint32_t q = 0;
     for (const auto& d : s.devices) {
       for (std::uint32_t i = 0; i < d.options.queue_pairs; ++i, ++q) {
@@ -294,8 +294,8 @@ void runtime::start() {
       opt.service_warps != 0 ? std::min(opt.service_warps, total_qps) : plat.default_service_workers(total_qps);
   plat.reserve_thread_stack(opt.gpu_thread_stack_bytes);
   if (s.io.retired_by == io::retirement::by_service) plat.start_service(s.io, s.service_workers);
-  s.service_handle = controller{s.io};
-  s.waiting_handle = waiting_controller{s.io};
+  s.service_handle = io_handle{s.io};
+  s.waiting_handle = waiting_io_handle{s.io};
   s.running = true;
 }
 
@@ -368,7 +368,7 @@ void runtime::stop() {
 
 bool runtime::running() const { return s_->running; }
 
-const controller& runtime::io() const {
+const io_handle& runtime::io() const {
   if (!s_->running) throw std::logic_error("agio: io() is valid between start() and stop()");
   if (s_->options.completion != completion_mode::service) {
     throw std::logic_error("agio: io() is the handle of completion_mode::service; this runtime runs with "
@@ -377,7 +377,7 @@ const controller& runtime::io() const {
   return s_->service_handle;
 }
 
-const waiting_controller& runtime::waiting_io() const {
+const waiting_io_handle& runtime::waiting_io() const {
   if (!s_->running) throw std::logic_error("agio: waiting_io() is valid between start() and stop()");
   if (s_->options.completion != completion_mode::waiters) {
     throw std::logic_error("agio: waiting_io() is the handle of completion_mode::waiters; this runtime runs with "
@@ -498,8 +498,8 @@ std::vector<device_counters> runtime::counters() const {
   const state& s = *s_;
   std::vector<device_counters> out;
   if (s.io.counters == nullptr) return out;
-  std::vector<io::device_counters> raw(s.devices.size());
-  s.plat->copy_to_host(raw.data(), s.io.counters, raw.size() * sizeof(io::device_counters));
+  std::vector<io::shared_counters> raw(s.devices.size());
+  s.plat->copy_to_host(raw.data(), s.io.counters, raw.size() * sizeof(io::shared_counters));
   for (std::uint32_t d = 0; d < s.devices.size(); ++d) {
     device_counters c;
     c.uri = s.devices[d].options.uri;

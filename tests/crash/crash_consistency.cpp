@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "agio/cache/policies/clock.hpp"
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/software_cache.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "crash/block_record.hpp"
 
@@ -129,7 +129,7 @@ void check_status(status s, const char* what) {
 
 // Kill ending, direct writer: write, flush, report, forever (until the parent's SIGKILL).
 void direct_until_killed(runtime& rt, const settings& s, const reporter& out) {
-  const controller io = rt.io();
+  const io_handle io = rt.io();
   auto* buffers = static_cast<std::byte*>(rt.allocate_device(writer_threads * block_bytes));
   std::vector<std::thread> threads;
   for (std::uint32_t t = 0; t < writer_threads; ++t) {
@@ -215,7 +215,7 @@ int child_main(const settings& s) {
     return 0;
   }
   if (s.writer == "direct") {
-    const controller io = rt.io();
+    const io_handle io = rt.io();
     auto* buffers = static_cast<std::byte*>(rt.allocate_device(writer_threads * block_bytes));
     write_until_stopped(rt, s, out, [&](std::uint32_t thread, std::uint64_t block, const std::byte* data) {
       std::byte* mine = buffers + thread * block_bytes;

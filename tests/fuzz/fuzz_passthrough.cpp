@@ -166,7 +166,7 @@ bool invalid_by_spec(const agio::spec::command& cmd, const agio::io::device_info
 }
 
 // A successful write stored what its PRPs describe.
-void check_written(harness& h, const agio::controller& io, const agio::spec::command& cmd, std::uint32_t bytes) {
+void check_written(harness& h, const agio::io_handle& io, const agio::spec::command& cmd, std::uint32_t bytes) {
   const std::vector<segment> described = prp_segments(cmd, bytes, h);
   if (described.empty()) return;
   const agio::status s = io.wait_for(io.async_read(0, cmd.slba(), cmd.blocks(), h.stored),
@@ -181,7 +181,7 @@ void check_written(harness& h, const agio::controller& io, const agio::spec::com
   }
 }
 
-void check_still_serving(harness& h, const agio::controller& io) {
+void check_still_serving(harness& h, const agio::io_handle& io) {
   for (std::uint32_t i = 0; i < 512; ++i) h.probe[i] = static_cast<std::byte>(i * 7 + 1);
   const auto wait = [&](agio::transaction t) { return io.wait_for(t, agio::deadline::after_ns(5'000'000'000)); };
   if (!wait(io.async_write(0, test_lba, 1, h.probe)).ok()) bug("a plain write failed after the command");
@@ -213,7 +213,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   std::byte* const buffers[] = {nullptr, h.host_data, h.device_data, h.unregistered.get()};
   std::byte* const buffer = buffers[(control >> 4) & 3u];
-  const agio::controller& io = h.rt.io();
+  const agio::io_handle& io = h.rt.io();
   const agio::io::device_info& dev = io.devices[0];
   const std::uint64_t command_bytes = std::uint64_t{cmd.blocks()} * dev.lba_bytes;
   const std::uint64_t said[] = {0, command_bytes, data_bytes, cmd.cdw13};

@@ -1,4 +1,4 @@
-// libFuzzer target: the store-URI parser and store opening (proxy::open_store). Any input
+// libFuzzer target: the store-URI parser and store opening (open_store). Any input
 // either opens a store that keeps the URI's promises or throws std::invalid_argument or
 // std::system_error; anything else (another exception, a crash, a sanitizer report) is a bug.
 //
@@ -18,7 +18,7 @@
 #include <string_view>
 #include <system_error>
 
-#include "proxy/store.hpp"
+#include "agio/store/store.hpp"
 #include "proxy/store_impl.hpp"
 
 namespace {
@@ -27,7 +27,7 @@ namespace {
 // larger requests fail as a real allocator would, which open_store turns into system_error.
 constexpr std::size_t memory_cap = std::size_t{64} << 20;
 
-const agio::proxy::host_memory plain_memory{
+const agio::host_memory plain_memory{
     [](std::size_t bytes) -> void* {
       return bytes > memory_cap ? nullptr : ::operator new(bytes, std::align_val_t{4096}, std::nothrow);
     },
@@ -54,7 +54,7 @@ bool plain_name(std::string_view path) {
 }
 
 // What an opened store must satisfy whatever the URI said.
-void check_store(agio::proxy::store& s, std::string_view uri) {
+void check_store(agio::store& s, std::string_view uri) {
   const std::uint32_t lba = s.lba_bytes();
   if (s.uri() != uri || (lba != 512 && lba != 4096) || s.capacity_bytes() % lba != 0 || s.buffer_alignment() == 0) {
     std::abort();
@@ -65,18 +65,18 @@ void check_store(agio::proxy::store& s, std::string_view uri) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string uri(reinterpret_cast<const char*>(data), size);
-  agio::proxy::store_spec spec;
+  agio::store_spec spec;
   try {
-    spec = agio::proxy::parse_store_uri(uri);
+    spec = agio::parse_store_uri(uri);
   } catch (const std::invalid_argument&) {
     return 0;
   }
-  const bool file = spec.what == agio::proxy::store_spec::kind::file;
+  const bool file = spec.what == agio::store_spec::kind::file;
   if (file && !plain_name(spec.path)) return 0;
   const std::filesystem::path path = scratch_directory() / spec.path;
   if (file) uri = "file:" + path.string() + uri.substr(std::string_view("file:").size() + spec.path.size());
   try {
-    const auto s = agio::proxy::open_store(uri, plain_memory);
+    const auto s = agio::open_store(uri, plain_memory);
     check_store(*s, uri);
   } catch (const std::invalid_argument&) {
   } catch (const std::system_error&) {

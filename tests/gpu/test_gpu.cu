@@ -15,7 +15,7 @@
 #include "agio/cache/policies/clock.hpp"
 #include "agio/cache/policies/direct_mapped.hpp"
 #include "agio/cache/policies/lfu_da.hpp"
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/software_cache.hpp"
 #include "agio/detail/divisor.hpp"
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"

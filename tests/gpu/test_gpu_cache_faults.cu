@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "agio/cache/policies/clock.hpp"
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/software_cache.hpp"
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "harness/chunk_job.hpp"
@@ -331,8 +331,8 @@ struct racing_writers_job {
   }
 };
 
-__global__ void racing_writers_kernel(racing_writers_job<controller> job) { job(blockIdx.x * blockDim.x + threadIdx.x, 0); }
-__global__ void racing_writers_kernel(racing_writers_job<waiting_controller> job) {
+__global__ void racing_writers_kernel(racing_writers_job<io_handle> job) { job(blockIdx.x * blockDim.x + threadIdx.x, 0); }
+__global__ void racing_writers_kernel(racing_writers_job<waiting_io_handle> job) {
   job(blockIdx.x * blockDim.x + threadIdx.x, 0);
 }
 

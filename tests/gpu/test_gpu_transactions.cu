@@ -106,7 +106,7 @@ struct many_in_flight_job {
 // so the pool is sized for all of them (transaction_records; 88 bytes each, 46 MiB).
 TEST(GpuTransactions, ThreadsEachHoldSixtyFourReads) {
   constexpr std::uint32_t threads = 8192;
-  constexpr std::uint32_t per_thread = many_in_flight_job<controller>::per_thread;
+  constexpr std::uint32_t per_thread = many_in_flight_job<io_handle>::per_thread;
   runtime_options o = gpu_options();
   o.transaction_records = threads * per_thread + 8192;
   runtime rt(o);

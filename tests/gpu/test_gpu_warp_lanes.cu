@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "agio/cache/policies/clock.hpp"
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/software_cache.hpp"
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "test_support.hpp"

@@ -9,7 +9,7 @@
 #include "agio/cache/policies/clock.hpp"
 #include "agio/cache/policies/direct_mapped.hpp"
 #include "agio/cache/policies/lfu_da.hpp"
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/software_cache.hpp"
 #include "agio/spec/status.hpp"
 #include "test_support.hpp"
 
@@ -150,7 +150,7 @@ TEST(Cache, WorksWhenWaitersRetireCompletions) {
   rt.attach(device_options{"ram:1M?lba=4096", 2, 8});
   rt.start();
   {
-    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, waiting_controller> cache(
+    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, waiting_io_handle> cache(
         rt, {4 * 4096, 4096, 2});
     const auto arr = cache.array<std::uint32_t>();
     run_threads(8, [&](unsigned t) {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "agio/cache/policies/clock.hpp"
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/software_cache.hpp"
 #include "test_support.hpp"
 
 namespace agio {
@@ -94,10 +94,10 @@ void failing_block_beside_good_ones(completion_mode mode) {
 }
 
 TEST(CacheFaults, FailedFillNeverServesAnotherBlock) {
-  failing_block_beside_good_ones<controller>(completion_mode::service);
+  failing_block_beside_good_ones<io_handle>(completion_mode::service);
 }
 TEST(CacheFaults, FailedFillNeverServesAnotherBlockWhenWaitersRetire) {
-  failing_block_beside_good_ones<waiting_controller>(completion_mode::waiters);
+  failing_block_beside_good_ones<waiting_io_handle>(completion_mode::waiters);
 }
 
 // Requesters that give up on their fill after a few microseconds (the failing block's and good

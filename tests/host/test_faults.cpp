@@ -29,7 +29,7 @@ class Faults : public ::testing::Test {
     rt->start();
     buffer = static_cast<std::byte*>(rt->allocate_device(64 * 1024));
   }
-  const controller& io() const { return rt->io(); }
+  const io_handle& io() const { return rt->io(); }
   std::string check_message() const {
     try {
       rt->check();

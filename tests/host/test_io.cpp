@@ -165,7 +165,7 @@ TEST(Devices, SeveralStoresEachKeepTheirOwnData) {
   const std::uint32_t b = rt.attach("file:" + file.path() + "?create=1M&lba=4096");
   const std::uint32_t c = rt.attach(device_options{"ram:2M", 3, 8});
   rt.start();
-  const controller& io = rt.io();
+  const io_handle& io = rt.io();
   EXPECT_EQ(io.capacity_blocks(c), 2u * 1024 * 1024 / 512);
   auto* buf = static_cast<std::byte*>(rt.allocate_device(3 * 4096));
   for (std::uint32_t d : {a, b, c}) std::memset(buf + d * 4096, 0x10 + static_cast<int>(d), 4096);
@@ -189,7 +189,7 @@ TEST(Devices, LargestTransferUsesAPrpList) {
   runtime rt(opt);
   rt.attach("ram:4M?lba=4096");
   rt.start();
-  const controller& io = rt.io();
+  const io_handle& io = rt.io();
   const auto data = random_bytes(256 * 1024, 3);
   auto* buf = static_cast<std::byte*>(rt.allocate_host(data.size() + 4096));
   // Start 512 bytes into a page so the transfer spans 65 pages through PRP1 and a list.

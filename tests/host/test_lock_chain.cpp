@@ -12,8 +12,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "agio/cache/lock_chain.hpp"
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/lock_chain_recorder.hpp"
+#include "agio/runtime/software_cache.hpp"
 #include "test_support.hpp"
 
 namespace agio {

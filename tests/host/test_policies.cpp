@@ -7,7 +7,7 @@
 
 #include "agio/cache/policies/clock.hpp"
 #include "agio/cache/policies/s3_fifo.hpp"
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/software_cache.hpp"
 #include "test_support.hpp"
 
 namespace agio {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "agio/cache/policies/clock.hpp"
-#include "agio/cache/software_cache.hpp"
+#include "agio/runtime/software_cache.hpp"
 #include "test_support.hpp"
 
 namespace agio {

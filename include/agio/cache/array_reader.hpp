@@ -51,7 +51,7 @@ AGIO_HD bool block_of_element(const cache_state& c, std::uint64_t index, std::ui
   return true;
 }
 
-template <class T, class Policy, class Locks = no_lock_chain, class Shares = no_share_table, class IO = controller>
+template <class T, class Policy, class Locks = no_lock_chain, class Shares = no_share_table, class IO = io_handle>
 class array_reader {
  public:
   AGIO_HD array_reader(const cache_handle<Policy, Locks, Shares, IO>& cache, std::uint32_t dev)
@@ -103,7 +103,7 @@ class array_reader {
     // leader's did tries again (lanes of one warp may read through handles with other timeouts).
     do {
       group = cache_.coalesced(
-          tag_of(dev_, block),
+          block_tag(dev_, block),
           [&](std::uint32_t lanes) {
             result = cache_.acquire_line(dev_, block, line, limit);
             // Every lane of the group holds a pin of its own, given back whenever it moves on.

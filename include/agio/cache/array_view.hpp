@@ -16,7 +16,7 @@
 
 namespace agio::cache {
 
-template <class T, class Policy, class Locks = no_lock_chain, class Shares = no_share_table, class IO = controller>
+template <class T, class Policy, class Locks = no_lock_chain, class Shares = no_share_table, class IO = io_handle>
 class array_view {
  public:
   cache_handle<Policy, Locks, Shares, IO> cache;
@@ -71,7 +71,7 @@ class array_view {
     // did tries again (lanes of one warp may use handles with other timeouts).
     do {
       group = cache.coalesced(
-          tag_of(dev, block),
+          block_tag(dev, block),
           [&](std::uint32_t) {
             result =
                 writes ? cache.acquire_for_write(dev, block, line, limit) : cache.acquire_line(dev, block, line, limit);

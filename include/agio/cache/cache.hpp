@@ -35,7 +35,7 @@
 #include "agio/detail/backoff.hpp"
 #include "agio/detail/copy.hpp"
 #include "agio/detail/warp.hpp"
-#include "agio/io/controller.hpp"
+#include "agio/io/io_handle.hpp"
 
 namespace agio::cache {
 
@@ -50,9 +50,9 @@ struct cache_transaction {
 };
 
 // `IO` is the controller type of the runtime's completion mode (controller.hpp): with
-// `waiting_controller`, threads that wait on a line's fill retire completions themselves
+// `waiting_io_handle`, threads that wait on a line's fill retire completions themselves
 // (help_retire); with `controller` that code is not compiled in at all.
-template <class Policy, class Locks = no_lock_chain, class Shares = no_share_table, class IO = controller>
+template <class Policy, class Locks = no_lock_chain, class Shares = no_share_table, class IO = io_handle>
 class cache_handle {
  public:
   using io_type = IO;
@@ -77,7 +77,7 @@ class cache_handle {
   // then unpin(line) (mark_dirty(line) first after writing).
   AGIO_HD status acquire_line(std::uint32_t dev, std::uint64_t block, std::uint32_t& line, deadline limit) const {
     if (dev >= io.device_count) return {outcome::invalid_argument, 0};
-    const std::uint64_t tag = tag_of(dev, block);
+    const std::uint64_t tag = block_tag(dev, block);
     return taking_turns(tag, limit, [&](claim_turn& turn) -> status {
       bool counted_wait = false;
       detail::backoff wait(detail::io_wait_max_sleep_ns);
@@ -163,7 +163,7 @@ class cache_handle {
   // leader's did tries again.
   AGIO_HD status prefetch(std::uint32_t dev, std::uint64_t block) const {
     if (dev >= io.device_count) return {outcome::invalid_argument, 0};
-    const std::uint64_t tag = tag_of(dev, block);
+    const std::uint64_t tag = block_tag(dev, block);
     const deadline limit = deadline::after_ns(wait_timeout_ns);
     status result{outcome::success, 0};
     do {
@@ -229,12 +229,12 @@ class cache_handle {
   // keep the share table coherent with the write and are nothing without one.
   AGIO_HD status before_cache_write(std::uint32_t dev, std::uint64_t block, std::uint32_t offset,
                                     std::uint32_t bytes) const {
-    if constexpr (Shares::enabled) return shares.before_cache_write(*this, tag_of(dev, block), offset, bytes);
+    if constexpr (Shares::enabled) return shares.before_cache_write(*this, block_tag(dev, block), offset, bytes);
     return {outcome::success, 0};
   }
   AGIO_HD status after_cache_write(std::uint32_t dev, std::uint64_t block, status written) const {
     if constexpr (Shares::enabled) {
-      if (written.ok()) return shares.after_cache_write(*this, tag_of(dev, block));
+      if (written.ok()) return shares.after_cache_write(*this, block_tag(dev, block));
     }
     return written;
   }
@@ -585,7 +585,7 @@ class cache_handle {
   // Writes a whole line: claims it without reading storage if absent, else overwrites it pinned.
   AGIO_HD status write_line(std::uint32_t dev, std::uint64_t block, const void* src, deadline limit) const {
     if (dev >= io.device_count) return {outcome::invalid_argument, 0};
-    const std::uint64_t tag = tag_of(dev, block);
+    const std::uint64_t tag = block_tag(dev, block);
     return taking_turns(tag, limit, [&](claim_turn& turn) -> status {
       detail::backoff wait(detail::io_wait_max_sleep_ns);
       for (;;) {

@@ -52,7 +52,7 @@ static_assert((line_ready | dirty_bit) == line_modified && (line_failed | dirty_
 
 // Which block a line holds: the device in the top byte, the block (in line units) below.
 inline constexpr std::uint64_t no_tag = ~std::uint64_t{0};
-AGIO_HD constexpr std::uint64_t tag_of(std::uint32_t dev, std::uint64_t block) {
+AGIO_HD constexpr std::uint64_t block_tag(std::uint32_t dev, std::uint64_t block) {
   return std::uint64_t{dev} << 56 | block;
 }
 AGIO_HD constexpr std::uint32_t tag_device(std::uint64_t tag) { return static_cast<std::uint32_t>(tag >> 56); }

@@ -9,7 +9,7 @@
 #include "agio/detail/backoff.hpp"
 #include "agio/detail/clock.hpp"
 #include "agio/detail/thread_id.hpp"
-#include "agio/io/status.hpp"
+#include "agio/queue/status.hpp"
 
 namespace agio::cache {
 

@@ -8,7 +8,7 @@
 // default `no_share_table`, with which nothing of this is compiled in); its size is a runtime
 // option (cache_options::share_slots). Metadata is a few words per slot, never per block.
 //
-// An entry is one slot: the source (tag_of(dev, block)), the owner's buffer, a dirty mark per
+// An entry is one slot: the source (block_tag(dev, block)), the owner's buffer, a dirty mark per
 // 4-byte word of the buffer, and one 64-bit word that holds everything deciding who may use it:
 //
 //   fill     FREE, UNFILLED (registered, buffer not filled yet), FILLING (a holder is copying
@@ -56,7 +56,7 @@
 #include "agio/detail/atomic.hpp"
 #include "agio/detail/backoff.hpp"
 #include "agio/detail/copy.hpp"
-#include "agio/io/status.hpp"
+#include "agio/queue/status.hpp"
 
 namespace agio::cache {
 
@@ -132,7 +132,7 @@ class share_table {
       t.immediate = status{outcome::invalid_argument, 0}.pack();
       return t;
     }
-    const std::uint64_t tag = tag_of(dev, block);
+    const std::uint64_t tag = block_tag(dev, block);
     if (slot_count != 0 && !take_reference(cache, tag, t)) register_buffer(cache, tag, t);
     // A head start for the copy at wait(), which reports whatever the fill does.
     if (t.role != share_role::sharer) (void)cache.prefetch(dev, block);
@@ -177,7 +177,7 @@ class share_table {
       detail::fetch_or<scope_t>(marks(t.slot)[w], bits, detail::relaxed);
     });
     detail::fetch_or<scope_t>(words[t.slot], modified_bit, detail::relaxed);
-    return clear_marks(cache, tag_of(t.device, t.block), offset, bytes, t.slot);
+    return clear_marks(cache, block_tag(t.device, t.block), offset, bytes, t.slot);
   }
 
   template <class Cache>
@@ -449,7 +449,7 @@ class share_table {
     std::uint32_t line = 0;
     const status pinned = cache.acquire_for_write(t.device, t.block, line, limit);
     if (!pinned.ok()) return pinned;
-    const std::uint64_t tag = tag_of(t.device, t.block);
+    const std::uint64_t tag = block_tag(t.device, t.block);
     const std::uint32_t set = set_of(tag);
     const lock_name name{lock_kind::share_set, set};
     const status locked = cache.locks.acquire(set_locks[set], name, limit);

@@ -12,7 +12,7 @@
 #include "agio/runtime/runtime.hpp"
 
 #if defined(__CUDACC__)
-#include "agio/detail/cuda_error.hpp"
+#include "agio/runtime/cuda_error.hpp"
 #endif
 
 namespace agio {

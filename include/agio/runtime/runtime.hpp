@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "agio/io/controller.hpp"
+#include "agio/io/io_handle.hpp"
 #include "agio/io/data_mover.hpp"
 
 namespace agio {
@@ -135,8 +135,8 @@ class runtime {
   // io() for completion_mode::service (the default), waiting_io() for
   // completion_mode::waiters. Each throws std::logic_error on a runtime of the other mode: the
   // wrong handle would wait for completions nobody retires, or poll beside the service.
-  const controller& io() const;
-  const waiting_controller& waiting_io() const;
+  const io_handle& io() const;
+  const waiting_io_handle& waiting_io() const;
   completion_mode completion() const;  // runtime_options::completion, for code that serves both
 
   // Memory for I/O buffers, registered with the controller (like an IOMMU mapping). GPU

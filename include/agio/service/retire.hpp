@@ -8,10 +8,10 @@
 
 #include "agio/detail/atomic.hpp"
 #include "agio/detail/backoff.hpp"
-#include "agio/io/failure.hpp"
-#include "agio/io/io_state.hpp"
-#include "agio/io/record_pool.hpp"
-#include "agio/io/status.hpp"
+#include "agio/queue/failure.hpp"
+#include "agio/queue/io_state.hpp"
+#include "agio/queue/record_pool.hpp"
+#include "agio/queue/status.hpp"
 #include "agio/queue/view_sequences.hpp"
 #include "agio/service/team.hpp"
 #include "agio/spec/nvme.hpp"
@@ -130,7 +130,7 @@ AGIO_HD inline void finish(const io::io_state& io, const queue::queue_pair& qp, 
   detail::store<scope::device>(qp.states[e.cid], queue::sqe_word(queue::sqe_word_position(word) + qp.depth, queue::sqe_empty),
                                detail::release);
 
-  io::device_counters& counters = io.counters[rec.device];
+  io::shared_counters& counters = io.counters[rec.device];
   detail::fetch_add<scope::device>(counters.completed, std::uint64_t{1}, detail::relaxed);
   detail::fetch_add<scope::device>(counters.latency[latency_bucket(now_ns() - rec.issued_ns)], std::uint64_t{1},
                                    detail::relaxed);

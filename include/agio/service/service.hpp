@@ -9,7 +9,7 @@
 
 #include "agio/detail/atomic.hpp"
 #include "agio/detail/backoff.hpp"
-#include "agio/io/io_state.hpp"
+#include "agio/queue/io_state.hpp"
 #include "agio/service/retire.hpp"
 
 namespace agio::service {

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "agio/detail/atomic.hpp"
-#include "agio/io/io_state.hpp"
+#include "agio/queue/io_state.hpp"
 
 namespace agio::io {
 

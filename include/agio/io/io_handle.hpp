@@ -8,7 +8,7 @@
 // Who retires completions is part of the type (runtime_options::completion picks which one
 // the runtime hands out): `controller` leaves it to the completion service, so kernels carry
 // no completion-queue code at all (AGILE §4.6: the service keeps application kernels light);
-// `waiting_controller` makes waiting threads poll the queues themselves (BaM's model).
+// `waiting_io_handle` makes waiting threads poll the queues themselves (BaM's model).
 #include <cstdint>
 
 #include "agio/detail/atomic.hpp"
@@ -17,10 +17,10 @@
 #include "agio/detail/copy.hpp"
 #include "agio/detail/thread_id.hpp"
 #include "agio/detail/warp.hpp"
-#include "agio/io/failure.hpp"
-#include "agio/io/io_state.hpp"
-#include "agio/io/record_pool.hpp"
-#include "agio/io/status.hpp"
+#include "agio/queue/failure.hpp"
+#include "agio/queue/io_state.hpp"
+#include "agio/queue/record_pool.hpp"
+#include "agio/queue/status.hpp"
 #include "agio/queue/submission.hpp"
 #include "agio/service/retire.hpp"
 #include "agio/spec/prp.hpp"
@@ -55,7 +55,7 @@ struct [[nodiscard]] transaction {
 
 // The state it points to is filled in by the runtime.
 template <io::retirement Retirement>
-class basic_controller : public io::io_state {
+class basic_io_handle : public io::io_state {
  public:
   static constexpr bool waiters_retire = Retirement == io::retirement::by_waiters;
 
@@ -100,7 +100,7 @@ class basic_controller : public io::io_state {
   // returns timeout and abandons the request: its record comes back once it finishes. Waiting
   // on `t` again collects the status, unless a new request needed the record first (stale).
   // The buffer of an abandoned read must stay valid until the request finishes. When waiters
-  // retire completions (waiting_controller), the waiter polls the queue its command went to.
+  // retire completions (waiting_io_handle), the waiter polls the queue its command went to.
   AGIO_HD status wait_for(transaction t, deadline limit) const {
     if (!t.submitted()) return status::unpack(t.tag);
     if (t.record >= record_count) return {outcome::stale, 0};  // not a handle of this runtime
@@ -369,7 +369,13 @@ class basic_controller : public io::io_state {
   }
 };
 
-using controller = basic_controller<io::retirement::by_service>;
-using waiting_controller = basic_controller<io::retirement::by_waiters>;
+using io_handle = basic_io_handle<io::retirement::by_service>;
+using waiting_io_handle = basic_io_handle<io::retirement::by_waiters>;
+
+// The names of the 0.1 release, where `controller` also meant the software NVMe controller.
+template <io::retirement Retirement>
+using basic_controller [[deprecated("renamed agio::basic_io_handle")]] = basic_io_handle<Retirement>;
+using controller [[deprecated("renamed agio::io_handle")]] = io_handle;
+using waiting_controller [[deprecated("renamed agio::waiting_io_handle")]] = waiting_io_handle;
 
 }  // namespace agio

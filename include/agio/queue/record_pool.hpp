@@ -7,8 +7,8 @@
 
 #include "agio/detail/atomic.hpp"
 #include "agio/detail/backoff.hpp"
-#include "agio/io/io_state.hpp"
-#include "agio/io/record_state.hpp"
+#include "agio/queue/io_state.hpp"
+#include "agio/queue/record_state.hpp"
 
 namespace agio::io {
 

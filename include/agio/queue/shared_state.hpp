@@ -54,7 +54,7 @@ struct runtime_control {
 inline constexpr unsigned latency_buckets = 40;  // bucket k counts latencies in [2^k, 2^(k+1)) ns
 
 // Counters kept on the device side (GPU memory), one set per device.
-struct device_counters {
+struct shared_counters {
   std::uint64_t submitted;
   std::uint64_t completed;
   std::uint64_t errors;    // submitted requests that completed with an error

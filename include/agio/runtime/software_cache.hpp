@@ -8,10 +8,10 @@
 //   kernel<<<...>>>(cache.device(), cache.array<float>());
 //   cache.flush();        // MODIFIED lines reach storage (also done by rt.stop())
 //
-// The policy, the lock-chain debugger, the share table and the controller type are template
+// The policy, the lock-chain debugger, the share table and the I/O handle type are template
 // arguments (compile time); size, line size, associativity and share-table slots are runtime
-// options. The controller type must match the runtime's completion mode: `controller` (the
-// default) takes rt.io(), `waiting_controller` takes rt.waiting_io() for a runtime started with
+// options. The handle type must match the runtime's completion mode: `io_handle` (the
+// default) takes rt.io(), `waiting_io_handle` takes rt.waiting_io() for a runtime started with
 // completion_mode::waiters, whose threads retire fills themselves while they wait. Include
 // this header from a .cu file when the runtime uses the GPU: its flush and preload jobs are
 // kernels.
@@ -155,7 +155,7 @@ struct flush_devices_job {
 }  // namespace cache
 
 template <class Policy, class Locks = cache::no_lock_chain, class Shares = cache::no_share_table,
-          class IO = controller>
+          class IO = io_handle>
 class software_cache {
  public:
   using handle = cache::cache_handle<Policy, Locks, Shares, IO>;

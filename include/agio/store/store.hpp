@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace agio::proxy {
+namespace agio {
 
 enum class store_op : std::uint8_t { read, write, flush };
 
@@ -115,4 +115,4 @@ class store {
 // std::system_error (with the path) for a file that does not exist or cannot be opened.
 std::unique_ptr<store> open_store(std::string_view uri, const host_memory& memory);
 
-}  // namespace agio::proxy
+}  // namespace agio

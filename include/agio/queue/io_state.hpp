@@ -4,7 +4,7 @@
 // handle (controller.hpp) and the completion code (service/retire.hpp) both read it.
 #include <cstdint>
 
-#include "agio/io/shared_state.hpp"
+#include "agio/queue/shared_state.hpp"
 #include "agio/queue/queue_pair.hpp"
 
 namespace agio::io {
@@ -18,7 +18,7 @@ struct io_state {
   const queue::queue_pair* queue_pairs = nullptr;
   transaction_record* records = nullptr;
   runtime_control* control = nullptr;
-  device_counters* counters = nullptr;
+  shared_counters* counters = nullptr;
   error_record* first_error = nullptr;
   std::uint32_t device_count = 0;
   std::uint32_t queue_pair_count = 0;
