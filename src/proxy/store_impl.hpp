@@ -1,6 +1,6 @@
 #pragma once
 // Internals shared by the store URI parser and the RAM and file stores. Not part of the
-// proxy's interface: everything outside src/proxy/store_*.cpp goes through agio/store/store.hpp
+// proxy's interface: everything outside src/proxy/store_*.cpp goes through agio/store/store.hpp.
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
