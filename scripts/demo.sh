@@ -6,6 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 build=build-release
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DAGIO_BUILD_TESTS=OFF ${AGIO_CMAKE_ARGS:-} >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DAGIO_BUILD_TESTS=OFF ${AGIO_CMAKE_ARGS:-} | { grep "agio:" || true; }
 cmake --build "$build" -j "$(nproc)" --target agio_tool
 "$build/tools/agio" demo "$@"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs what is needed, builds agio's CPU backend and runs the CPU test suite twice: under
-# ThreadSanitizer and under AddressSanitizer+UBSan (every CTest entry: the unit suite, the tool
-# runs and the crash-consistency runs, which SIGKILL a writing child process and check its
-# file), then the libFuzzer targets for a bounded time (scripts/fuzz.sh, with clang). No GPU
-# needed; this is what CI runs. Every stage runs even after one fails, so that one CI run shows
+# Installs what is needed, checks formatting (scripts/check_format.sh), installs agio's CPU
+# backend into a prefix and builds examples/ against the installed package, running the CPU one
+# and compiling the GPU one when nvcc is present (scripts/examples.sh --cpu), builds agio's CPU
+# backend and runs the CPU test suite twice: under ThreadSanitizer and under
+# AddressSanitizer+UBSan (every CTest entry: the unit suite, the tool runs and the
+# crash-consistency runs, which SIGKILL a writing child process and check its file), then the
+# libFuzzer targets for a bounded time (scripts/fuzz.sh, with clang). No GPU needed; this is
+# what CI runs. Every stage runs even after one fails, so that one CI run shows
 # every failure; the script exits non-zero if any stage failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +16,10 @@ started=$SECONDS
 failed=()
 echo "== layering (scripts/check_layers.py)"
 python3 scripts/check_layers.py || failed+=("layering")
+echo "== formatting (scripts/check_format.sh)"
+bash scripts/check_format.sh || failed+=("formatting")
+echo "== installed package and examples (scripts/examples.sh --cpu)"
+bash scripts/examples.sh --cpu || failed+=("installed package and examples")
 for sanitizer in thread address; do
   build="build-${sanitizer}"
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DAGIO_ENABLE_CUDA=OFF -DAGIO_BUILD_TOOLS=ON \
@@ -30,5 +37,5 @@ if [ "${#failed[@]}" -ne 0 ]; then
   printf '== scripts/test.sh FAILED after %d min: %s\n' "$minutes" "$(IFS=';'; echo "${failed[*]}")"
   exit 1
 fi
-echo "== scripts/test.sh passed in ${minutes} min: CPU suite under thread and address sanitizers (crash" \
-     "consistency included), fuzzers"
+echo "== scripts/test.sh passed in ${minutes} min: formatting, installed package and examples, CPU suite" \
+     "under thread and address sanitizers (crash consistency included), fuzzers"
