@@ -33,7 +33,8 @@ AGIO_HD inline unsigned latency_bucket(std::uint64_t ns) {
 // What retiring one completion entry needs to know, read from the entry and the queue's tables.
 struct entry_to_retire {
   std::uint16_t cid = 0;
-  bool valid = false;             // false: the identifier names no transaction (ignored)
+  bool valid = false;             // false: the identifier names no command in flight (ignored)
+  std::uint64_t entry_word = 0;   // the submission entry's state word (ISSUED) when looked up
   status result{};
   io::transaction_record* record = nullptr;
   queue::deferred_copy copy{};    // what to copy, checked by the controller (0 source: nothing)
@@ -46,6 +47,13 @@ AGIO_HD inline entry_to_retire look_up(const io::io_state& io, const queue::queu
   e.cid = spec::cqe_cid(dw3);
   // Every identifier agio issues is an entry index; anything else names no transaction.
   if (e.cid >= qp.depth) return e;
+  // Only an ISSUED entry has a command in flight. A second completion for a command already
+  // retired finds its entry EMPTY (or UPDATED by its next submitter), and its cid_to_tx naming
+  // a record that may since carry another request: finishing it would hand that request this
+  // status and free the entry a lap early. Relaxed: the submitter's store of ISSUED precedes
+  // its doorbell, which precedes the controller's completion that our caller acquired.
+  e.entry_word = detail::load<scope::device>(qp.states[e.cid], detail::relaxed);
+  if (queue::sqe_word_state(e.entry_word) != queue::sqe_issued) return e;
   e.valid = true;
   e.result = status::from_nvme(spec::cqe_status(dw3));
   e.record = &io.records[qp.cid_to_tx[e.cid]];
@@ -126,8 +134,8 @@ AGIO_HD inline void finish(const io::io_state& io, const queue::queue_pair& qp, 
   const status result = e.result;
   // Free the entry for the position one lap later; release pairs with try_claim's acquire, and
   // comes after every read of the entry's cid_to_tx, bounce slot and deferred source.
-  const std::uint64_t word = detail::load<scope::device>(qp.states[e.cid], detail::relaxed);
-  detail::store<scope::device>(qp.states[e.cid], queue::sqe_word(queue::sqe_word_position(word) + qp.depth, queue::sqe_empty),
+  detail::store<scope::device>(qp.states[e.cid],
+                               queue::sqe_word(queue::sqe_word_position(e.entry_word) + qp.depth, queue::sqe_empty),
                                detail::release);
 
   io::device_counters& counters = io.counters[rec.device];
