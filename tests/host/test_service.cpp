@@ -138,18 +138,18 @@ struct rig {
 };
 
 template <class Team>
-class retire : public ::testing::Test {};
+class Retire : public ::testing::Test {};
 using teams = ::testing::Types<warp_team, solo_team>;
-class team_names {
+class TeamNames {
  public:
   template <class T>
   static std::string GetName(int) {
     return std::is_same_v<T, warp_team> ? "warp" : "solo";
   }
 };
-TYPED_TEST_SUITE(retire, teams, team_names);
+TYPED_TEST_SUITE(Retire, teams, TeamNames);
 
-TYPED_TEST(retire, AWindowOf32IsRetiredAndTheHeadDoorbellRungOnceForIt) {
+TYPED_TEST(Retire, AWindowOf32IsRetiredAndTheHeadDoorbellRungOnceForIt) {
   rig r;
   std::vector<rig::issued> cmds;
   for (std::uint32_t k = 0; k < 32; ++k) cmds.push_back(r.issue(k, 1000 + k));
@@ -184,7 +184,7 @@ TYPED_TEST(retire, AWindowOf32IsRetiredAndTheHeadDoorbellRungOnceForIt) {
   EXPECT_EQ(r.first_error.valid, 0u);
 }
 
-TYPED_TEST(retire, ThePhaseFlipsWhenTheRingWrapsAndOldEntriesAreNotNew) {
+TYPED_TEST(Retire, ThePhaseFlipsWhenTheRingWrapsAndOldEntriesAreNotNew) {
   rig r;  // 64 entries, a completion ring of 96: three windows
   ASSERT_EQ(r.qp.cq_depth, 96u);
   std::uint32_t record = 0;
@@ -211,7 +211,7 @@ TYPED_TEST(retire, ThePhaseFlipsWhenTheRingWrapsAndOldEntriesAreNotNew) {
   EXPECT_EQ(r.sq.completed, 7u * 32);
 }
 
-TYPED_TEST(retire, APartlyFilledWindowWaitsForItsGapsInEitherOrder) {
+TYPED_TEST(Retire, APartlyFilledWindowWaitsForItsGapsInEitherOrder) {
   rig r;
   std::vector<rig::issued> cmds;
   for (std::uint32_t k = 0; k < 32; ++k) cmds.push_back(r.issue(k, k));
@@ -245,7 +245,7 @@ TYPED_TEST(retire, APartlyFilledWindowWaitsForItsGapsInEitherOrder) {
   EXPECT_EQ(r.counters.completed, 32u);
 }
 
-TYPED_TEST(retire, CompletionsInAnyCommandOrderFinishTheirOwnTransactions) {
+TYPED_TEST(Retire, CompletionsInAnyCommandOrderFinishTheirOwnTransactions) {
   rig r;
   std::vector<rig::issued> cmds;
   // Records out of step with entries, so that a cid mistaken for a record shows.
@@ -266,7 +266,7 @@ TYPED_TEST(retire, CompletionsInAnyCommandOrderFinishTheirOwnTransactions) {
   EXPECT_EQ(r.counters.bytes, 24u * 4096);
 }
 
-TYPED_TEST(retire, AnUnknownCommandIdentifierFinishesNothingButIsConsumed) {
+TYPED_TEST(Retire, AnUnknownCommandIdentifierFinishesNothingButIsConsumed) {
   rig r;
   std::vector<rig::issued> cmds;
   for (std::uint32_t k = 0; k < 31; ++k) cmds.push_back(r.issue(k, k));
@@ -287,7 +287,7 @@ TYPED_TEST(retire, AnUnknownCommandIdentifierFinishesNothingButIsConsumed) {
 // A second completion for a command already retired (a controller that answers twice) names an
 // entry that is free again, and a record that may by now belong to another request: it must
 // neither finish that request nor free the entry a second time.
-TYPED_TEST(retire, AStaleCompletionFinishesNoOtherRequestAndFreesNoEntryTwice) {
+TYPED_TEST(Retire, AStaleCompletionFinishesNoOtherRequestAndFreesNoEntryTwice) {
   rig r;
   const rig::issued first = r.issue(7, 100);
   r.post(first.cid);
@@ -317,7 +317,7 @@ TYPED_TEST(retire, AStaleCompletionFinishesNoOtherRequestAndFreesNoEntryTwice) {
   EXPECT_TRUE(r.freed(second));
 }
 
-TYPED_TEST(retire, TheFirstFailureIsRecordedAndLaterOnesDoNotReplaceIt) {
+TYPED_TEST(Retire, TheFirstFailureIsRecordedAndLaterOnesDoNotReplaceIt) {
   rig r;
   std::vector<rig::issued> cmds;
   for (std::uint32_t k = 0; k < 4; ++k) cmds.push_back(r.issue(k, 1000 * (k + 1)));
@@ -340,7 +340,7 @@ TYPED_TEST(retire, TheFirstFailureIsRecordedAndLaterOnesDoNotReplaceIt) {
   EXPECT_EQ(r.counters.errors, 3u);
 }
 
-TYPED_TEST(retire, ADeferredCopyLandsBeforeTheWaiterWakes) {
+TYPED_TEST(Retire, ADeferredCopyLandsBeforeTheWaiterWakes) {
   rig r;
   const auto source = test::random_bytes(4096, 11);
   std::vector<std::byte> destination(4096);
@@ -368,7 +368,7 @@ TYPED_TEST(retire, ADeferredCopyLandsBeforeTheWaiterWakes) {
   EXPECT_EQ(r.result_of(4).nvme_status, internal_error);
 }
 
-TYPED_TEST(retire, ASignalledRequestStoresItsOutcomeAndGivesItsRecordBack) {
+TYPED_TEST(Retire, ASignalledRequestStoresItsOutcomeAndGivesItsRecordBack) {
   rig r;
   std::uint32_t word = 0;
   std::uint32_t packed = 0;
@@ -402,7 +402,7 @@ TYPED_TEST(retire, ASignalledRequestStoresItsOutcomeAndGivesItsRecordBack) {
   EXPECT_TRUE(io::record_state::claimable(r.records[6].state));
 }
 
-TYPED_TEST(retire, PollIfFreeLeavesAQueueAnotherRetirerHoldsAndRetiresBurstsInOneTurn) {
+TYPED_TEST(Retire, PollIfFreeLeavesAQueueAnotherRetirerHoldsAndRetiresBurstsInOneTurn) {
   rig r;
   // A full window and most of the next: as many commands as the queue holds.
   for (std::uint32_t k = 0; k < 63; ++k) r.post(r.issue(k, k).cid);
@@ -420,7 +420,7 @@ TYPED_TEST(retire, PollIfFreeLeavesAQueueAnotherRetirerHoldsAndRetiresBurstsInOn
 
 // The service loop on a host thread: it retires completions as they come, leaves at once when
 // told to exit, and when told to drain leaves only once every claimed command is retired.
-class service_loop : public ::testing::Test {
+class ServiceLoop : public ::testing::Test {
  protected:
   std::future<void> start(const rig& r) {
     return std::async(std::launch::async, [&r] { run(r.io, 0, 1); });
@@ -430,7 +430,7 @@ class service_loop : public ::testing::Test {
   }
 };
 
-TEST_F(service_loop, RetiresCompletionsAsTheyArriveAndExitsWhenTold) {
+TEST_F(ServiceLoop, RetiresCompletionsAsTheyArriveAndExitsWhenTold) {
   rig r;
   auto loop = start(r);
   const controller io = r.handle();
@@ -455,7 +455,7 @@ TEST_F(service_loop, RetiresCompletionsAsTheyArriveAndExitsWhenTold) {
   EXPECT_EQ(r.counters.completed, 100u);
 }
 
-TEST_F(service_loop, DrainLeavesOnlyOnceEveryCommandIsRetired) {
+TEST_F(ServiceLoop, DrainLeavesOnlyOnceEveryCommandIsRetired) {
   rig r;
   const rig::issued a = r.issue(1, 1);
   const rig::issued b = r.issue(2, 2);
@@ -471,7 +471,7 @@ TEST_F(service_loop, DrainLeavesOnlyOnceEveryCommandIsRetired) {
   EXPECT_EQ(r.sq.completed, 2u);
 }
 
-TEST_F(service_loop, DrainWaitsForASubmitterBetweenItsCheckAndItsDoorbell) {
+TEST_F(ServiceLoop, DrainWaitsForASubmitterBetweenItsCheckAndItsDoorbell) {
   rig r;
   std::atomic_ref(r.control.in_submission).store(1, std::memory_order_relaxed);
   set_mode(r, io::service_drain);
@@ -488,7 +488,7 @@ TEST_F(service_loop, DrainWaitsForASubmitterBetweenItsCheckAndItsDoorbell) {
 
 // The runtime's stop() ends a drain that a hung command would keep going by switching to exit
 // at its deadline; the loop must honour the switch while the command is still outstanding.
-TEST_F(service_loop, ExitEndsADrainThatAHungCommandHoldsOpen) {
+TEST_F(ServiceLoop, ExitEndsADrainThatAHungCommandHoldsOpen) {
   rig r;
   const rig::issued hung = r.issue(1, 1);
   set_mode(r, io::service_drain);
