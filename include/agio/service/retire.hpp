@@ -8,6 +8,7 @@
 
 #include "agio/detail/atomic.hpp"
 #include "agio/detail/backoff.hpp"
+#include "agio/detail/warp.hpp"
 #include "agio/io/failure.hpp"
 #include "agio/io/io_state.hpp"
 #include "agio/io/record_pool.hpp"
@@ -181,7 +182,8 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
     // dependent trips to memory per entry, some across PCIe) happens once for all entries
     // instead of once per entry; only the copies go one entry at a time, each by the whole
     // warp.
-    const unsigned lane = threadIdx.x % detail::warp::size;
+    const detail::warp::lane_group warp = detail::warp::whole_warp();
+    const unsigned lane = detail::warp::lane_id();
     entry_to_retire mine;
     if ((fresh >> lane) & 1u) mine = look_up(io, qp, detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::relaxed));
     // Each lane acquired only its own entry (scan), and the shuffles below carry values, not
@@ -189,11 +191,14 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
     // from data nothing orders after that entry. __syncwarp orders the memory accesses of the
     // lanes it joins, so every lane's copies now come after every lane's acquire.
     Team::sync();
-    const auto from = [](const queue::deferred_copy& c, unsigned owner) {
-      return queue::deferred_copy{__shfl_sync(0xffffffffu, c.source, owner), __shfl_sync(0xffffffffu, c.destination, owner),
-                                  __shfl_sync(0xffffffffu, c.bytes, owner), __shfl_sync(0xffffffffu, c.check, owner)};
+    const auto from = [&warp](const queue::deferred_copy& c, unsigned owner) {
+      return queue::deferred_copy{
+          detail::warp::from_lane(warp, std::uint64_t{c.source}, owner),
+          detail::warp::from_lane(warp, std::uint64_t{c.destination}, owner),
+          detail::warp::from_lane(warp, std::uint64_t{c.bytes}, owner),
+          detail::warp::from_lane(warp, std::uint64_t{c.check}, owner)};
     };
-    const std::uint32_t copying = __ballot_sync(0xffffffffu, mine.copies());
+    const std::uint32_t copying = detail::warp::ballot(warp, mine.copies());
     for (std::uint32_t pending = copying; pending != 0; pending &= pending - 1) {
       const queue::deferred_copy c = from(mine.copy, detail::warp::lowest_lane(pending));
       Team::copy(reinterpret_cast<void*>(c.destination), reinterpret_cast<const void*>(c.source),
@@ -201,7 +206,7 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
     }
     // Copies from a store's bytes are checked together, one look per entry by its own lane,
     // after a fence that orders every lane's copy before every look (copy_from_view).
-    const std::uint32_t checked = __ballot_sync(0xffffffffu, mine.copies() && mine.copy.check != 0);
+    const std::uint32_t checked = detail::warp::ballot(warp, mine.copies() && mine.copy.check != 0);
     if (checked != 0) {
       queue::copy_fence();
       Team::sync();
@@ -209,7 +214,7 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
           ((checked >> lane) & 1u) != 0 &&
           !queue::copy_is_whole(mine.copy.check,
                                 queue::read_sequences(qp.view_sequences, stripes_of(qp, mine.copy), detail::relaxed));
-      for (std::uint32_t again = __ballot_sync(0xffffffffu, overtaken); again != 0; again &= again - 1) {
+      for (std::uint32_t again = detail::warp::ballot(warp, overtaken); again != 0; again &= again - 1) {
         const unsigned owner = detail::warp::lowest_lane(again);
         const bool whole = copy_again_until_whole<Team>(qp, from(mine.copy, owner));
         if (lane == owner && !whole) mine.result = torn_copy();
@@ -219,7 +224,7 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
     // the data precedes every result.
     Team::sync();
     if ((fresh >> lane) & 1u) finish(io, qp, mine);
-    return static_cast<std::uint32_t>(__popc(__ballot_sync(0xffffffffu, mine.valid)));
+    return detail::warp::count(detail::warp::ballot(warp, mine.valid));
   }
 #endif
   std::uint32_t finished = 0;
