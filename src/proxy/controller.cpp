@@ -14,6 +14,9 @@
 #include "agio/spec/nvme.hpp"
 #include "agio/spec/prp.hpp"
 #include "agio/spec/status.hpp"
+#include "proxy/completion_post.hpp"
+#include "proxy/data_path_plan.hpp"
+#include "proxy/prp_walk.hpp"
 
 namespace agio::proxy {
 namespace {
@@ -35,15 +38,11 @@ T load_acquire(T& word) {
   return std::atomic_ref<T>(word).load(std::memory_order_acquire);
 }
 
-// A run of virtually contiguous bytes named by PRP entries.
-struct segment {
-  std::uint64_t address;
-  std::uint32_t bytes;
-};
-
-bool aligned_to(const void* p, std::uint32_t alignment) {
-  return reinterpret_cast<std::uintptr_t>(p) % alignment == 0;
-}
+// What names a command in the store and copy-engine I/Os of one controller thread: its queue's
+// index among the thread's queues, and its identifier.
+std::uint64_t command_tag(std::uint32_t queue, std::uint16_t cid) { return std::uint64_t{queue} << 16 | cid; }
+std::uint32_t queue_of(std::uint64_t tag) { return static_cast<std::uint32_t>(tag >> 16); }
+std::uint16_t cid_of(std::uint64_t tag) { return static_cast<std::uint16_t>(tag & 0xffffu); }
 
 // Keeps a store channel or copy engine that still has I/O in flight for the rest of the
 // process: destroying it would free or unmap what the kernel or the GPU may still write. Held
@@ -59,14 +58,6 @@ void keep_forever(std::unique_ptr<T> object) {
 }  // namespace
 
 struct nvme_controller::worker {
-  // What the controller does with a command's data once the store has answered.
-  enum class then : std::uint8_t {
-    complete,            // the data is where it belongs (or the service will copy it)
-    copy_engine_to_user, // read: bounce slot -> GPU memory by the copy engine, then complete
-    scatter_to_user,     // read: bounce slot -> host segments by memcpy, then complete
-    store_write,         // write: the copy engine is filling the bounce slot; write it after
-  };
-
   struct command_state {
     spec::opcode op = spec::opcode::read;
     then next = then::complete;
@@ -74,7 +65,7 @@ struct nvme_controller::worker {
     std::uint64_t offset = 0;
     std::byte* io_buffer = nullptr;
     std::byte* user = nullptr;
-    std::vector<segment> segments;  // for scatter_to_user
+    std::vector<segment> segments;  // host runs for scatter_to_user
     std::uint64_t declared_address = 0;  // a raw command's queue::declared_buffer
     std::uint64_t declared_bytes = 0;
     std::uint64_t fetched_ns = 0;
@@ -87,18 +78,16 @@ struct nvme_controller::worker {
     queue::queue_pair qp{};
     queue_counters* counters = nullptr;
     std::uint32_t sq_head = 0;
-    std::uint32_t cq_tail = 0;
-    bool phase = true;
+    completion_poster completions;
     std::vector<command_state> commands;  // by command identifier
     std::vector<std::uint8_t> outstanding;  // by command identifier: fetched, not yet completed
-    std::deque<std::pair<std::uint16_t, std::uint16_t>> waiting_for_cq_space;  // (cid, status)
   };
 
   worker(nvme_controller& owner, const iova_table& iova, const controller_options& options, unsigned number)
-      : owner_(owner), iova_(iova), options_(options), number_(number) {}
+      : owner_(owner), prps_(iova), options_(options), number_(number) {}
 
   nvme_controller& owner_;
-  iova_table::reader iova_;
+  prp_walker prps_;
   controller_options options_;
   unsigned number_;
   // Not ok once the thread has failed or the abort deadline has passed: every command fetched
@@ -108,11 +97,8 @@ struct nvme_controller::worker {
   std::vector<std::unique_ptr<store_channel>> channels_;  // by device; null where not served
   std::vector<std::deque<store_io>> backlog_;             // by device: I/Os the channel had no room for
   std::unique_ptr<copy_engine> engine_;
-  std::vector<segment> scratch_;
   std::vector<store_result> results_ = std::vector<store_result>(256);
   std::vector<std::uint64_t> copied_ = std::vector<std::uint64_t>(256);
-
-  static std::uint64_t tag_of(std::uint32_t queue, std::uint16_t cid) { return std::uint64_t{queue} << 16 | cid; }
 
   device_endpoint& device_of(const queue_state& q) { return owner_.devices_[q.device]; }
 
@@ -216,7 +202,7 @@ struct nvme_controller::worker {
       if (!b.empty()) return false;
     }
     for (queue_state& q : queues_) {
-      if (!q.waiting_for_cq_space.empty() && !past_deadline) return false;
+      if (q.completions.holding() && !past_deadline) return false;
       if (!past_deadline && load_acquire(*q.qp.sq_tail_doorbell) != q.sq_head) return false;
     }
     return true;
@@ -263,7 +249,7 @@ struct nvme_controller::worker {
     switch (static_cast<spec::opcode>(cmd.opc())) {
       case spec::opcode::flush:
         state.op = spec::opcode::flush;
-        return submit_store(q, store_io{store_op::flush, 0, 0, nullptr, tag_of(q.index, cid)});
+        return submit_store(q, store_io{store_op::flush, 0, 0, nullptr, command_tag(q.index, cid)});
       case spec::opcode::read:
       case spec::opcode::write:
         return execute_rw(q, cid, cmd, state);
@@ -301,136 +287,59 @@ struct nvme_controller::worker {
     state.op = static_cast<spec::opcode>(cmd.opc());
     state.bytes = static_cast<std::uint32_t>(bytes64);
     state.offset = slba * lba_bytes;
-    const std::uint16_t prp_status = gather_segments(cmd, state.bytes);
+    const std::uint16_t prp_status = prps_.walk(cmd, state.bytes);
     if (prp_status != ok_status) return complete(q, cid, prp_status);
-
-    // One run of one region is the common case; several runs are legal NVMe and are served
-    // through the bounce slot, but only in host memory (the controller cannot scatter into GPU
-    // memory).
-    std::optional<translation> whole;
-    if (scratch_.size() == 1) {
-      whole = iova_.translate(scratch_[0].address, scratch_[0].bytes);
-      if (!whole) return complete(q, cid, generic_error(spec::generic::data_transfer_error));
-    } else {
-      for (const segment& s : scratch_) {
-        const auto t = iova_.translate(s.address, s.bytes);
-        if (!t) return complete(q, cid, generic_error(spec::generic::data_transfer_error));
-        if (t->kind != region_kind::host) return complete(q, cid, generic_error(spec::generic::data_transfer_error));
-      }
-      state.segments = scratch_;
-    }
+    const translation* whole = prps_.whole() ? &*prps_.whole() : nullptr;
     // A raw command's buffer must be what its PRPs name (one run: same address and length), or
     // none for a command of several runs, whose data the controller moves itself. Otherwise a
     // staged write would store whatever its bounce slot held, and a deferred read would be
     // copied to memory nobody checked, for as many bytes as the submitter said.
     if (queue::is_declared(state.declared_bytes)) {
-      const bool right = whole ? state.declared_address == scratch_[0].address &&
-                                     queue::bytes_declared(state.declared_bytes) == state.bytes
-                               : state.declared_address == 0;
+      const bool right = whole != nullptr ? state.declared_address == prps_.runs()[0].address &&
+                                                queue::bytes_declared(state.declared_bytes) == state.bytes
+                                          : state.declared_address == 0;
       if (!right) return complete(q, cid, generic_error(spec::generic::invalid_field));
     }
-    std::byte* bounce = q.qp.bounce + std::uint64_t{cid} * q.qp.slot_bytes;
-    const bool direct = whole && whole->kind == region_kind::host && aligned_to(whole->address, backing.buffer_alignment());
     const store_op op = state.op == spec::opcode::read ? store_op::read : store_op::write;
-    const std::uint64_t tag = tag_of(q.index, cid);
-
-    if (op == store_op::read) {
-      if (direct) {
-        state.io_buffer = whole->address;
-      } else if (whole && options_.mover == data_mover::gpu_warps) {
-        // Leave the data in host memory and let the service copy it to the checked PRP target;
-        // a RAM store needs no bounce slot at all (on_store_done adds what the copy checks).
-        std::byte* view = backing.host_view();
-        std::byte* source = view ? view + state.offset : bounce;
-        state.io_buffer = view ? nullptr : bounce;
-        queue::deferred_copy& deferred = q.qp.deferred[cid];
-        // Relaxed: the completion entry's release orders them.
-        std::atomic_ref<std::uint64_t>(deferred.destination)
-            .store(reinterpret_cast<std::uint64_t>(whole->address), std::memory_order_relaxed);
-        std::atomic_ref<std::uint64_t>(deferred.bytes).store(state.bytes, std::memory_order_relaxed);
-        std::atomic_ref<std::uint64_t>(deferred.check).store(0, std::memory_order_relaxed);
-        std::atomic_ref<std::uint64_t>(deferred.source)
-            .store(reinterpret_cast<std::uint64_t>(source), std::memory_order_relaxed);
-      } else if (whole && whole->kind == region_kind::device) {
-        state.io_buffer = bounce;
-        state.user = whole->address;
-        state.next = then::copy_engine_to_user;
-      } else {
-        state.io_buffer = bounce;
-        if (whole) state.segments.assign(1, segment{reinterpret_cast<std::uint64_t>(whole->address), state.bytes});
-        state.next = then::scatter_to_user;
-      }
-      return submit_store(q, store_io{op, state.offset, state.bytes, state.io_buffer, tag});
-    }
-
-    if (q.qp.stage_writes != 0 && whole) {
-      state.io_buffer = bounce;  // the submitter staged its buffer, the PRP target, before the doorbell
-    } else if (direct) {
-      state.io_buffer = whole->address;
-    } else if (whole && whole->kind == region_kind::device) {
-      state.io_buffer = bounce;
-      state.next = then::store_write;
-      engine_->copy(bounce, whole->address, state.bytes, tag);
-      return;
-    } else {
-      std::uint32_t done = 0;
-      if (whole) state.segments.assign(1, segment{reinterpret_cast<std::uint64_t>(whole->address), state.bytes});
-      for (const segment& s : state.segments) {
-        std::memcpy(bounce + done, reinterpret_cast<const void*>(s.address), s.bytes);
-        done += s.bytes;
-      }
-      state.io_buffer = bounce;
-    }
-    return submit_store(q, store_io{op, state.offset, state.bytes, state.io_buffer, tag});
+    data_plan plan = plan_data_path({op, state.offset, state.bytes, whole, prps_.runs(),
+                                     q.qp.bounce + std::uint64_t{cid} * q.qp.slot_bytes, backing.host_view(),
+                                     backing.buffer_alignment(), options_.mover, q.qp.stage_writes != 0});
+    carry_out(q, cid, state, std::move(plan));
   }
 
-  // Walks PRP1, PRP2 and PRP lists (NVMe Base 2.0 §4.1.1) into scratch_, merging pages that
-  // are virtually contiguous. Returns an NVMe status.
-  std::uint16_t gather_segments(const spec::command& cmd, std::uint32_t bytes) {
-    scratch_.clear();
-    const auto add = [this](std::uint64_t address, std::uint32_t length) {
-      if (!scratch_.empty() && scratch_.back().address + scratch_.back().bytes == address) {
-        scratch_.back().bytes += length;
-      } else {
-        scratch_.push_back(segment{address, length});
-      }
-    };
-    if (cmd.prp1 % 4 != 0) return generic_error(spec::generic::prp_offset_invalid);
-    const std::uint32_t first = std::min<std::uint32_t>(
-        bytes, spec::page_bytes - static_cast<std::uint32_t>(spec::page_offset(cmd.prp1)));
-    add(cmd.prp1, first);
-    std::uint32_t remaining = bytes - first;
-    if (remaining == 0) return ok_status;
-    if (remaining <= spec::page_bytes) {
-      if (spec::page_offset(cmd.prp2) != 0) return generic_error(spec::generic::prp_offset_invalid);
-      add(cmd.prp2, remaining);
-      return ok_status;
+  // Sets a read or write going as planned: the deferred copy recorded for the retirer, the
+  // write's data brought into the bounce slot, and the store I/O submitted.
+  void carry_out(queue_state& q, std::uint16_t cid, command_state& state, data_plan plan) {
+    state.io_buffer = plan.io_buffer;
+    state.user = plan.user;
+    state.next = plan.next;
+    state.segments = std::move(plan.host_runs);
+    const std::uint64_t tag = command_tag(q.index, cid);
+    if (plan.deferred_source != nullptr) {
+      queue::deferred_copy& deferred = q.qp.deferred[cid];
+      // Relaxed: the completion entry's release orders them.
+      std::atomic_ref<std::uint64_t>(deferred.destination)
+          .store(reinterpret_cast<std::uint64_t>(plan.deferred_destination), std::memory_order_relaxed);
+      std::atomic_ref<std::uint64_t>(deferred.bytes).store(state.bytes, std::memory_order_relaxed);
+      // on_store_done adds what the copy checks, for a copy from the store's host memory.
+      std::atomic_ref<std::uint64_t>(deferred.check).store(0, std::memory_order_relaxed);
+      std::atomic_ref<std::uint64_t>(deferred.source)
+          .store(reinterpret_cast<std::uint64_t>(plan.deferred_source), std::memory_order_relaxed);
     }
-    std::uint64_t list = cmd.prp2;
-    if (list % 8 != 0) return generic_error(spec::generic::prp_offset_invalid);
-    while (remaining > 0) {
-      // The list itself must be readable by the controller.
-      const auto where = iova_.translate(list, 8);
-      if (!where || where->kind != region_kind::host) return generic_error(spec::generic::data_transfer_error);
-      std::uint64_t entry = 0;
-      std::memcpy(&entry, where->address, sizeof entry);
-      const bool last_in_page = spec::page_offset(list) == spec::page_bytes - 8;
-      if (last_in_page && remaining > spec::page_bytes) {
-        list = entry;  // the last entry of a full list page points to the next list page
-        if (list % 8 != 0) return generic_error(spec::generic::prp_offset_invalid);
-        continue;
+    if (state.next == then::store_write) return engine_->copy(state.io_buffer, state.user, state.bytes, tag);
+    if (plan.gather_before_store) {
+      std::uint32_t done = 0;
+      for (const segment& s : state.segments) {
+        std::memcpy(state.io_buffer + done, reinterpret_cast<const void*>(s.address), s.bytes);
+        done += s.bytes;
       }
-      if (spec::page_offset(entry) != 0) return generic_error(spec::generic::prp_offset_invalid);
-      const std::uint32_t length = std::min(remaining, spec::page_bytes);
-      add(entry, length);
-      remaining -= length;
-      list += 8;
     }
-    return ok_status;
+    const store_op op = state.op == spec::opcode::read ? store_op::read : store_op::write;
+    submit_store(q, store_io{op, state.offset, state.bytes, state.io_buffer, tag});
   }
 
   void submit_store(queue_state& q, const store_io& io) {
-    q.commands[io.tag & 0xffffu].store_started_ns = steady_ns();
+    q.commands[cid_of(io.tag)].store_started_ns = steady_ns();
     std::deque<store_io>& waiting = backlog_[q.device];
     if (!waiting.empty() || !channels_[q.device]->submit(io)) waiting.push_back(io);
   }
@@ -459,8 +368,8 @@ struct nvme_controller::worker {
   }
 
   void on_store_done(const store_result& r) {
-    queue_state& q = queues_[r.tag >> 16];
-    const auto cid = static_cast<std::uint16_t>(r.tag & 0xffffu);
+    queue_state& q = queues_[queue_of(r.tag)];
+    const std::uint16_t cid = cid_of(r.tag);
     command_state& state = q.commands[cid];
     q.counters->store_ns.fetch_add(steady_ns() - state.store_started_ns, std::memory_order_relaxed);
     if (state.op == spec::opcode::flush) {
@@ -527,8 +436,8 @@ struct nvme_controller::worker {
   }
 
   void on_copy_done(std::uint64_t tag) {
-    queue_state& q = queues_[tag >> 16];
-    const auto cid = static_cast<std::uint16_t>(tag & 0xffffu);
+    queue_state& q = queues_[queue_of(tag)];
+    const std::uint16_t cid = cid_of(tag);
     command_state& state = q.commands[cid];
     if (state.next == then::store_write) {
       state.next = then::complete;
@@ -543,38 +452,10 @@ struct nvme_controller::worker {
       q.outstanding[cid] = 0;
       q.counters->controller_ns.fetch_add(steady_ns() - q.commands[cid].fetched_ns, std::memory_order_relaxed);
     }
-    if (!q.waiting_for_cq_space.empty() || !post(q, cid, nvme_status)) q.waiting_for_cq_space.emplace_back(cid, nvme_status);
+    q.completions.post(cid, nvme_status, q.sq_head);
   }
 
-  bool retry_completions(queue_state& q) {
-    bool posted = false;
-    while (!q.waiting_for_cq_space.empty()) {
-      const auto [cid, nvme_status] = q.waiting_for_cq_space.front();
-      if (!post(q, cid, nvme_status)) break;
-      q.waiting_for_cq_space.pop_front();
-      posted = true;
-    }
-    return posted;
-  }
-
-  // Writes a completion entry if the queue has room: DW0-DW2 first, then DW3 with the phase
-  // tag, released so that a consumer that sees the new phase sees the whole entry.
-  bool post(queue_state& q, std::uint16_t cid, std::uint16_t nvme_status) {
-    const std::uint32_t next = (q.cq_tail + 1) % q.qp.cq_depth;
-    // Acquire pairs with the service's release of the head doorbell after it retired a window.
-    if (next == load_acquire(*q.qp.cq_head_doorbell)) return false;
-    spec::completion& entry = q.qp.cq[q.cq_tail];
-    std::atomic_ref<std::uint32_t>(entry.dw0).store(0, std::memory_order_relaxed);
-    std::atomic_ref<std::uint32_t>(entry.dw1).store(0, std::memory_order_relaxed);
-    std::atomic_ref<std::uint32_t>(entry.dw2).store(spec::make_cqe_dw2(static_cast<std::uint16_t>(q.sq_head),
-                                                                       static_cast<std::uint16_t>(q.qp.qid)),
-                                                    std::memory_order_relaxed);
-    std::atomic_ref<std::uint32_t>(entry.dw3).store(spec::make_cqe_dw3(cid, q.phase, nvme_status),
-                                                    std::memory_order_release);
-    q.cq_tail = next;
-    if (next == 0) q.phase = !q.phase;
-    return true;
-  }
+  bool retry_completions(queue_state& q) { return q.completions.post_held(q.sq_head); }
 };
 
 nvme_controller::nvme_controller(std::vector<device_endpoint> devices, const iova_table& iova,
@@ -604,6 +485,8 @@ nvme_controller::nvme_controller(std::vector<device_endpoint> devices, const iov
       state.counters = counters_[d].back().get();
       state.commands.resize(state.qp.depth);
       state.outstanding.resize(state.qp.depth);
+      state.completions = completion_poster(state.qp.cq, state.qp.cq_depth, state.qp.cq_head_doorbell,
+                                            static_cast<std::uint16_t>(state.qp.qid));
       depth_per_thread_device[t * devices_.size() + d] += state.qp.depth;
       w.queues_.push_back(std::move(state));
     }

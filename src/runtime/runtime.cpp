@@ -83,6 +83,29 @@ struct runtime::state {
   std::vector<std::pair<std::uint64_t, std::function<void()>>> stop_hooks;
   std::uint64_t last_hook_id = 0;
 
+  // How much shared state start() sets up.
+  struct sizes {
+    std::uint32_t queue_pairs = 0;  // over all devices
+    std::uint32_t records = 0;      // transaction records
+    std::size_t list_bytes = 0;     // one PRP list, a power of two so that it never spans a page
+  };
+
+  // The steps of runtime::start(), in order.
+  sizes size_shared_state() const;
+  std::vector<queue::queue_pair> allocate_device_state(const sizes& sized);
+  std::vector<proxy::device_endpoint> allocate_queue_pairs(const sizes& sized, std::vector<queue::queue_pair>& qps,
+                                                           std::vector<io::device_info>& infos);
+  void publish_shared_state(const sizes& sized, const std::vector<queue::queue_pair>& qps,
+                            const std::vector<io::device_info>& infos);
+  void create_controller(const sizes& sized, std::vector<proxy::device_endpoint> endpoints);
+  void start_service(const sizes& sized);
+
+  // Lays out the device-side memory in `c`: every queue pair's states, the transaction
+  // records, control, counters and the tables the controller handle points to.
+  void lay_out_device_state(carver& c, const sizes& sized, std::vector<queue::queue_pair>* qps);
+  // Sets up queue pair `i` of device `dev` in a pinned block of its own.
+  void allocate_queue_pair(const attached& dev, std::uint32_t i, const sizes& sized, queue::queue_pair& qp);
+
   void free_queues() {
     proxy.reset();
     for (void* p : pinned_blocks) {
@@ -94,6 +117,183 @@ struct runtime::state {
     device_block = nullptr;
   }
 };
+
+runtime::state::sizes runtime::state::size_shared_state() const {
+  sizes sized;
+  std::uint64_t total_entries = 0;
+  for (const auto& d : devices) {
+    sized.queue_pairs += d.options.queue_pairs;
+    total_entries += std::uint64_t{d.options.queue_pairs} * d.options.queue_depth;
+  }
+  // A record costs 88 bytes of device memory; the default lets thousands of threads each hold
+  // hundreds of requests (16 CPU threads x 512) for 5.5 MiB.
+  if (options.transaction_records > 0x7fff'ffffu) {
+    throw std::invalid_argument("agio: transaction_records must be at most 2^31 - 1");
+  }
+  sized.records = options.transaction_records != 0
+                      ? options.transaction_records
+                      : static_cast<std::uint32_t>(std::clamp<std::uint64_t>(4 * total_entries, 65'536, 0x7fff'ffff));
+  const std::uint32_t list_entries = options.max_transfer_bytes / spec::page_bytes;
+  sized.list_bytes = std::bit_ceil(std::size_t{list_entries} * 8);
+  return sized;
+}
+
+void runtime::state::lay_out_device_state(carver& c, const sizes& sized, std::vector<queue::queue_pair>* qps) {
+  auto* info = c.take<io::device_info>(devices.size());
+  auto* pairs = c.take<queue::queue_pair>(sized.queue_pairs);
+  auto* recs = c.take<io::transaction_record>(sized.records);
+  auto* control = c.take<io::runtime_control>(1);
+  auto* counters = c.take<io::shared_counters>(devices.size());
+  std::uint32_t q = 0;
+  for (const auto& d : devices) {
+    for (std::uint32_t i = 0; i < d.options.queue_pairs; ++i, ++q) {
+      auto* states = c.take<std::uint64_t>(d.options.queue_depth);
+      auto* cid_to_tx = c.take<std::uint32_t>(d.options.queue_depth);
+      auto* control_q = c.take<queue::sq_control>(1);
+      auto* poll = c.take<queue::cq_poll_state>(1);
+      if (qps) {
+        (*qps)[q].states = states;
+        (*qps)[q].cid_to_tx = cid_to_tx;
+        (*qps)[q].control = control_q;
+        (*qps)[q].poll = poll;
+      }
+    }
+  }
+  io.devices = info;
+  io.queue_pairs = pairs;
+  io.records = recs;
+  io.control = control;
+  io.counters = counters;
+}
+
+// One block of device memory, sized by a first pass of the layout, carved by a second.
+std::vector<queue::queue_pair> runtime::state::allocate_device_state(const sizes& sized) {
+  carver sizing;
+  lay_out_device_state(sizing, sized, nullptr);
+  device_block = plat->allocate_device(sizing.size());
+  std::vector<queue::queue_pair> qps(sized.queue_pairs);
+  carver device_carver(static_cast<std::byte*>(device_block));
+  lay_out_device_state(device_carver, sized, &qps);
+  return qps;
+}
+
+// Transport memory, one pinned block per queue pair, and what the controller and the device
+// handle learn of each device.
+std::vector<proxy::device_endpoint> runtime::state::allocate_queue_pairs(const sizes& sized,
+                                                                         std::vector<queue::queue_pair>& qps,
+                                                                         std::vector<io::device_info>& infos) {
+  std::vector<proxy::device_endpoint> endpoints;
+  std::uint32_t q = 0;
+  for (const attached& dev : devices) {
+    proxy::device_endpoint endpoint;
+    endpoint.backing = dev.store.get();
+    endpoint.max_transfer_bytes = options.max_transfer_bytes;
+    first_qp.push_back(q);
+    for (std::uint32_t i = 0; i < dev.options.queue_pairs; ++i, ++q) {
+      allocate_queue_pair(dev, i, sized, qps[q]);
+      endpoint.queue_pairs.push_back(qps[q]);
+    }
+    io::device_info info{};
+    info.capacity_blocks = dev.store->capacity_bytes() / dev.store->lba_bytes();
+    info.first_qp = first_qp.back();
+    info.qp_count = dev.options.queue_pairs;
+    info.lba_bytes = dev.store->lba_bytes();
+    info.max_blocks = options.max_transfer_bytes / info.lba_bytes;
+    info.nsid = 1;
+    infos.push_back(info);
+    endpoints.push_back(std::move(endpoint));
+  }
+  return endpoints;
+}
+
+void runtime::state::allocate_queue_pair(const attached& dev, std::uint32_t i, const sizes& sized,
+                                         queue::queue_pair& qp) {
+  const std::uint32_t depth = dev.options.queue_depth;
+  const std::uint32_t cq_depth = queue::cq_depth_for(depth);
+  const std::uint32_t slot_bytes = options.max_transfer_bytes;
+  const auto lay_out = [&](carver& c, queue::queue_pair& into) {
+    into.sq = c.take<spec::command>(depth, 4096);
+    into.cq = c.take<spec::completion>(cq_depth, 4096);
+    into.sq_tail_doorbell = c.take<std::uint32_t>(1, 64);
+    into.cq_head_doorbell = c.take<std::uint32_t>(1, 64);
+    into.buffers = c.take<queue::declared_buffer>(depth, 64);
+    into.deferred = c.take<queue::deferred_copy>(depth, 64);
+    into.prp_lists = c.take<std::uint64_t>(std::size_t{depth} * sized.list_bytes / 8, 4096);
+    into.bounce = c.take<std::byte>(std::size_t{depth} * slot_bytes, 4096);
+    // The retirer copies zero-copy reads out of the store itself, checking its sequences.
+    into.view = dev.store->host_view();
+    into.view_sequences = dev.store->view_sequences();
+  };
+  queue::queue_pair sizing_qp{};
+  carver pinned_sizing;
+  lay_out(pinned_sizing, sizing_qp);
+  void* block = plat->allocate_pinned(pinned_sizing.size());
+  pinned_blocks.push_back(block);
+  iova.add({reinterpret_cast<std::uint64_t>(block), pinned_sizing.size(), proxy::region_kind::host});
+  carver pinned(static_cast<std::byte*>(block));
+  lay_out(pinned, qp);
+  qp.prp_lists_iova = reinterpret_cast<std::uint64_t>(qp.prp_lists);
+  qp.slot_bytes = slot_bytes;
+  qp.stage_writes = options.mover == data_mover::gpu_warps ? 1 : 0;
+  qp.depth = depth;
+  qp.cq_depth = cq_depth;
+  qp.prp_list_entries = static_cast<std::uint32_t>(sized.list_bytes / 8);
+  qp.qid = i + 1;
+
+  // Entry k starts EMPTY and free for position k; the service's window starts at phase 1.
+  std::vector<std::uint64_t> states(depth);
+  for (std::uint32_t k = 0; k < depth; ++k) states[k] = queue::sqe_word(k, queue::sqe_empty);
+  plat->copy_to_device(qp.states, states.data(), depth * sizeof(std::uint64_t));
+  const queue::cq_poll_state poll{0, 1, 0, 0};
+  plat->copy_to_device(qp.poll, &poll, sizeof poll);
+}
+
+// The tables and control words device threads read, the first-error record the host reads,
+// and the handle's limits.
+void runtime::state::publish_shared_state(const sizes& sized, const std::vector<queue::queue_pair>& qps,
+                                          const std::vector<io::device_info>& infos) {
+  plat->copy_to_device(const_cast<io::device_info*>(io.devices), infos.data(), infos.size() * sizeof(io::device_info));
+  plat->copy_to_device(const_cast<queue::queue_pair*>(io.queue_pairs), qps.data(), qps.size() * sizeof(queue::queue_pair));
+  io::runtime_control control{};
+  control.accepting = 1;
+  control.service_mode = io::service_run;
+  control.records_available = static_cast<std::int32_t>(sized.records);
+  plat->copy_to_device(io.control, &control, sizeof control);
+
+  void* error_block = plat->allocate_pinned(sizeof(io::error_record));
+  pinned_blocks.push_back(error_block);
+  first_error = static_cast<io::error_record*>(error_block);
+  io.first_error = first_error;
+  io.device_count = static_cast<std::uint32_t>(devices.size());
+  io.queue_pair_count = sized.queue_pairs;
+  io.record_count = sized.records;
+  io.submit_timeout_ns = std::uint64_t{options.submit_timeout_ms} * 1'000'000;
+  io.wait_timeout_ns = std::uint64_t{options.wait_timeout_ms} * 1'000'000;
+}
+
+// The software NVMe controller's threads, serving the queue pairs from now on.
+void runtime::state::create_controller(const sizes& sized, std::vector<proxy::device_endpoint> endpoints) {
+  proxy::controller_options copts;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  copts.threads = options.controller_threads != 0
+                      ? options.controller_threads
+                      : std::clamp((sized.queue_pairs + 1) / 2, 1u, std::max(1u, cores / 2));
+  copts.mover = options.mover;
+  copts.spin_us = options.controller_spin_us;
+  proxy = std::make_unique<proxy::nvme_controller>(std::move(endpoints), iova, copts,
+                                                   [p = plat.get()] { return p->make_copy_engine(); });
+}
+
+// The completion service, unless waiters retire completions, and the handles of both modes.
+void runtime::state::start_service(const sizes& sized) {
+  io.retired_by = options.completion == completion_mode::waiters ? io::retirement::by_waiters : io::retirement::by_service;
+  service_workers = options.service_warps != 0 ? std::min(options.service_warps, sized.queue_pairs)
+                                               : plat->default_service_workers(sized.queue_pairs);
+  plat->reserve_thread_stack(options.gpu_thread_stack_bytes);
+  if (io.retired_by == io::retirement::by_service) plat->start_service(io, service_workers);
+  service_handle = io_handle{io};
+  waiting_handle = waiting_io_handle{io};
+}
 
 runtime::runtime(runtime_options options) : s_(std::make_unique<state>()) {
   s_->options = options;
@@ -144,158 +344,13 @@ void runtime::start() {
   if (s.running) return;
   if (s.stopped) throw std::logic_error("agio: a runtime starts once; make a new one");
   if (s.devices.empty()) throw std::logic_error("agio: attach at least one device before start()");
-  const runtime_options& opt = s.options;
-  platform& plat = *s.plat;
-
-  std::uint32_t total_qps = 0;
-  std::uint64_t total_entries = 0;
-  for (const auto& d : s.devices) {
-    total_qps += d.options.queue_pairs;
-    total_entries += std::uint64_t{d.options.queue_pairs} * d.options.queue_depth;
-  }
-  // A record costs 88 bytes of device memory; the default lets thousands of threads each hold
-  // hundreds of requests (16 CPU threads x 512) for 5.5 MiB.
-  if (opt.transaction_records > 0x7fff'ffffu) {
-    throw std::invalid_argument("agio: transaction_records must be at most 2^31 - 1");
-  }
-  const std::uint32_t records =
-      opt.transaction_records != 0
-          ? opt.transaction_records
-          : static_cast<std::uint32_t>(std::clamp<std::uint64_t>(4 * total_entries, 65'536, 0x7fff'ffff));
-  const std::uint32_t list_entries = opt.max_transfer_bytes / spec::page_bytes;
-  const std::size_t list_bytes = std::bit_ceil(std::size_t{list_entries} * 8);
-
-  // Device-side memory: one block for every queue pair's states, the transaction records,
-  // control, counters and the tables the controller handle points to.
-  const auto lay_out_device = [&](carver& c, std::vector<queue::queue_pair>* qps) {
-    auto* info = c.take<io::device_info>(s.devices.size());
-    auto* pairs = c.take<queue::queue_pair>(total_qps);
-    auto* recs = c.take<io::transaction_record>(records);
-    auto* control = c.take<io::runtime_control>(1);
-    auto* counters = c.take<io::shared_counters>(s.devices.size());
-    std::uint32_t q = 0;
-    for (const auto& d : s.devices) {
-      for (std::uint32_t i = 0; i < d.options.queue_pairs; ++i, ++q) {
-        auto* states = c.take<std::uint64_t>(d.options.queue_depth);
-        auto* cid_to_tx = c.take<std::uint32_t>(d.options.queue_depth);
-        auto* control_q = c.take<queue::sq_control>(1);
-        auto* poll = c.take<queue::cq_poll_state>(1);
-        if (qps) {
-          (*qps)[q].states = states;
-          (*qps)[q].cid_to_tx = cid_to_tx;
-          (*qps)[q].control = control_q;
-          (*qps)[q].poll = poll;
-        }
-      }
-    }
-    s.io.devices = info;
-    s.io.queue_pairs = pairs;
-    s.io.records = recs;
-    s.io.control = control;
-    s.io.counters = counters;
-  };
-  carver sizing;
-  lay_out_device(sizing, nullptr);
-  s.device_block = plat.allocate_device(sizing.size());
-  std::vector<queue::queue_pair> qps(total_qps);
-  carver device_carver(static_cast<std::byte*>(s.device_block));
-  lay_out_device(device_carver, &qps);
-
-  // Transport memory: one pinned block per queue pair.
-  const std::uint32_t slot_bytes = opt.max_transfer_bytes;
-  std::vector<proxy::device_endpoint> endpoints;
+  const state::sizes sized = s.size_shared_state();
+  std::vector<queue::queue_pair> qps = s.allocate_device_state(sized);
   std::vector<io::device_info> infos;
-  std::uint32_t q = 0;
-  for (std::uint32_t d = 0; d < s.devices.size(); ++d) {
-    const auto& dev = s.devices[d];
-    const std::uint32_t depth = dev.options.queue_depth;
-    const std::uint32_t cq_depth = queue::cq_depth_for(depth);
-    proxy::device_endpoint endpoint;
-    endpoint.backing = dev.store.get();
-    endpoint.max_transfer_bytes = opt.max_transfer_bytes;
-    s.first_qp.push_back(q);
-    for (std::uint32_t i = 0; i < dev.options.queue_pairs; ++i, ++q) {
-      const auto lay_out = [&](carver& c, queue::queue_pair& qp) {
-        qp.sq = c.take<spec::command>(depth, 4096);
-        qp.cq = c.take<spec::completion>(cq_depth, 4096);
-        qp.sq_tail_doorbell = c.take<std::uint32_t>(1, 64);
-        qp.cq_head_doorbell = c.take<std::uint32_t>(1, 64);
-        qp.buffers = c.take<queue::declared_buffer>(depth, 64);
-        qp.deferred = c.take<queue::deferred_copy>(depth, 64);
-        qp.prp_lists = c.take<std::uint64_t>(std::size_t{depth} * list_bytes / 8, 4096);
-        qp.bounce = c.take<std::byte>(std::size_t{depth} * slot_bytes, 4096);
-        // The retirer copies zero-copy reads out of the store itself, checking its sequences.
-        qp.view = dev.store->host_view();
-        qp.view_sequences = dev.store->view_sequences();
-      };
-      queue::queue_pair sizing_qp{};
-      carver pinned_sizing;
-      lay_out(pinned_sizing, sizing_qp);
-      void* block = plat.allocate_pinned(pinned_sizing.size());
-      s.pinned_blocks.push_back(block);
-      s.iova.add({reinterpret_cast<std::uint64_t>(block), pinned_sizing.size(), proxy::region_kind::host});
-      carver pinned(static_cast<std::byte*>(block));
-      queue::queue_pair& qp = qps[q];
-      lay_out(pinned, qp);
-      qp.prp_lists_iova = reinterpret_cast<std::uint64_t>(qp.prp_lists);
-      qp.slot_bytes = slot_bytes;
-      qp.stage_writes = opt.mover == data_mover::gpu_warps ? 1 : 0;
-      qp.depth = depth;
-      qp.cq_depth = cq_depth;
-      qp.prp_list_entries = static_cast<std::uint32_t>(list_bytes / 8);
-      qp.qid = i + 1;
-      endpoint.queue_pairs.push_back(qp);
-
-      // Entry k starts EMPTY and free for position k; the service's window starts at phase 1.
-      std::vector<std::uint64_t> states(depth);
-      for (std::uint32_t k = 0; k < depth; ++k) states[k] = queue::sqe_word(k, queue::sqe_empty);
-      plat.copy_to_device(qp.states, states.data(), depth * sizeof(std::uint64_t));
-      const queue::cq_poll_state poll{0, 1, 0, 0};
-      plat.copy_to_device(qp.poll, &poll, sizeof poll);
-    }
-    io::device_info info{};
-    info.capacity_blocks = dev.store->capacity_bytes() / dev.store->lba_bytes();
-    info.first_qp = s.first_qp.back();
-    info.qp_count = dev.options.queue_pairs;
-    info.lba_bytes = dev.store->lba_bytes();
-    info.max_blocks = opt.max_transfer_bytes / info.lba_bytes;
-    info.nsid = 1;
-    infos.push_back(info);
-    endpoints.push_back(std::move(endpoint));
-  }
-  plat.copy_to_device(const_cast<io::device_info*>(s.io.devices), infos.data(), infos.size() * sizeof(io::device_info));
-  plat.copy_to_device(const_cast<queue::queue_pair*>(s.io.queue_pairs), qps.data(), qps.size() * sizeof(queue::queue_pair));
-  io::runtime_control control{};
-  control.accepting = 1;
-  control.service_mode = io::service_run;
-  control.records_available = static_cast<std::int32_t>(records);
-  plat.copy_to_device(s.io.control, &control, sizeof control);
-
-  void* error_block = plat.allocate_pinned(sizeof(io::error_record));
-  s.pinned_blocks.push_back(error_block);
-  s.first_error = static_cast<io::error_record*>(error_block);
-  s.io.first_error = s.first_error;
-  s.io.device_count = static_cast<std::uint32_t>(s.devices.size());
-  s.io.queue_pair_count = total_qps;
-  s.io.record_count = records;
-  s.io.submit_timeout_ns = std::uint64_t{opt.submit_timeout_ms} * 1'000'000;
-  s.io.wait_timeout_ns = std::uint64_t{opt.wait_timeout_ms} * 1'000'000;
-
-  proxy::controller_options copts;
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  copts.threads = opt.controller_threads != 0 ? opt.controller_threads
-                                              : std::clamp((total_qps + 1) / 2, 1u, std::max(1u, cores / 2));
-  copts.mover = opt.mover;
-  copts.spin_us = opt.controller_spin_us;
-  s.proxy = std::make_unique<proxy::nvme_controller>(std::move(endpoints), s.iova, copts,
-                                                     [&plat] { return plat.make_copy_engine(); });
-  s.io.retired_by = opt.completion == completion_mode::waiters ? io::retirement::by_waiters : io::retirement::by_service;
-  s.service_workers =
-      opt.service_warps != 0 ? std::min(opt.service_warps, total_qps) : plat.default_service_workers(total_qps);
-  plat.reserve_thread_stack(opt.gpu_thread_stack_bytes);
-  if (s.io.retired_by == io::retirement::by_service) plat.start_service(s.io, s.service_workers);
-  s.service_handle = io_handle{s.io};
-  s.waiting_handle = waiting_io_handle{s.io};
+  std::vector<proxy::device_endpoint> endpoints = s.allocate_queue_pairs(sized, qps, infos);
+  s.publish_shared_state(sized, qps, infos);
+  s.create_controller(sized, std::move(endpoints));
+  s.start_service(sized);
   s.running = true;
 }
 

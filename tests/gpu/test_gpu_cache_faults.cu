@@ -13,6 +13,7 @@
 #include "agio/runtime/software_cache.hpp"
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
+#include "gpu_jobs.hpp"
 #include "harness/chunk_job.hpp"
 #include "test_support.hpp"
 
@@ -29,31 +30,17 @@ runtime_options gpu_options(std::uint32_t wait_ms) {
   return o;
 }
 
-AGIO_HD constexpr std::uint32_t pattern(std::uint64_t element) { return static_cast<std::uint32_t>(element * 7 + 3); }
-
+using test::bump;
+using test::pattern;
+using test::pattern_job;
 template <class IO>
-using view = cache::array_view<std::uint32_t, cache::clock, cache::no_lock_chain, cache::no_share_table, IO>;
+using view = test::clock_view<IO>;
 
 struct fault_counts {
   std::uint32_t bad_successes;
   std::uint32_t bad_errors;
   std::uint32_t wrong;
   std::uint32_t good_failures;
-};
-
-AGIO_HD void bump(std::uint32_t& counter) { detail::fetch_add<detail::scope::device>(counter, 1u, detail::relaxed); }
-
-// Writes pattern(i) as element i of blocks [0, blocks) through the cache.
-template <class IO>
-struct pattern_job {
-  view<IO> arr;
-  std::uint64_t blocks;
-  std::uint32_t* failures;
-  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    for (std::uint64_t i = t; i < blocks * 1024; i += threads) {
-      if (!arr.put(0, i, pattern(i)).ok()) bump(*failures);
-    }
-  }
 };
 
 // Warps 0, 3, 6 read block 8, whose every read fails; the others walk good blocks 0-7 of the

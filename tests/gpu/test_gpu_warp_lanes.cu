@@ -11,6 +11,7 @@
 #include "agio/runtime/software_cache.hpp"
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
+#include "gpu_jobs.hpp"
 #include "test_support.hpp"
 
 namespace agio {
@@ -19,30 +20,17 @@ namespace {
 constexpr std::uint32_t line_bytes = 4096;
 constexpr std::uint32_t per_line = line_bytes / 4;
 
-AGIO_HD constexpr std::uint32_t pattern(std::uint64_t element) { return static_cast<std::uint32_t>(element * 7 + 3); }
-
+using test::bump;
+using test::pattern;
+using test::pattern_job;
 template <class IO>
-using view = cache::array_view<std::uint32_t, cache::clock, cache::no_lock_chain, cache::no_share_table, IO>;
+using view = test::clock_view<IO>;
 template <class IO>
 using cache_of = software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, IO>;
 
 struct lane_counts {
   std::uint32_t wrong;
   std::uint32_t failed;
-};
-
-AGIO_HD void bump(std::uint32_t& counter) { detail::fetch_add<detail::scope::device>(counter, 1u, detail::relaxed); }
-
-template <class IO>
-struct pattern_job {
-  view<IO> arr;
-  std::uint64_t blocks;
-  std::uint32_t* failures;
-  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    for (std::uint64_t i = t; i < blocks * per_line; i += threads) {
-      if (!arr.put(0, i, pattern(i)).ok()) bump(*failures);
-    }
-  }
 };
 
 // Thread t reads one element of each of `count` blocks from `first` on (to warm a cache).

@@ -98,19 +98,14 @@ class array_reader {
     const deadline limit = deadline::after_ns(cache_.wait_timeout_ns);
     std::uint32_t line = no_line;
     status result{outcome::pending, 0};
-    detail::warp::lane_group group;
-    // A group waits under its leader's deadline; a lane whose own has not passed when the
-    // leader's did tries again (lanes of one warp may read through handles with other timeouts).
-    do {
-      group = cache_.coalesced(
-          block_tag(dev_, block),
-          [&](std::uint32_t lanes) {
-            result = cache_.acquire_line(dev_, block, line, limit);
-            // Every lane of the group holds a pin of its own, given back whenever it moves on.
-            if (result.ok() && lanes != 1) cache_.add_pins(line, lanes - 1);
-          },
-          result);
-    } while (result.result == outcome::timeout && !limit.passed());
+    const detail::warp::lane_group group = cache_.coalesced_until(
+        block_tag(dev_, block), limit,
+        [&](std::uint32_t lanes) {
+          result = cache_.acquire_line(dev_, block, line, limit);
+          // Every lane of the group holds a pin of its own, given back whenever it moves on.
+          if (result.ok() && lanes != 1) cache_.add_pins(line, lanes - 1);
+        },
+        result);
     // A failed group holds nothing, and its lanes may since have gone on in other groups: none
     // of them may join the group's shuffle and barrier below.
     if (!result.ok()) return result;

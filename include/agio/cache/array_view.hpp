@@ -65,19 +65,14 @@ class array_view {
                : status{outcome::success, 0};
     std::uint32_t line = no_line;
     status result{outcome::pending, 0};
-    detail::warp::lane_group group;
-    // The group's leader pins the line for all its lanes and lets it go once all are done. The
-    // group waits under the leader's deadline; a lane whose own has not passed when the leader's
-    // did tries again (lanes of one warp may use handles with other timeouts).
-    do {
-      group = cache.coalesced(
-          block_tag(dev, block),
-          [&](std::uint32_t) {
-            result =
-                writes ? cache.acquire_for_write(dev, block, line, limit) : cache.acquire_line(dev, block, line, limit);
-          },
-          result);
-    } while (result.result == outcome::timeout && !limit.passed());
+    // The group's leader pins the line for all its lanes and lets it go once all are done.
+    const detail::warp::lane_group group = cache.coalesced_until(
+        block_tag(dev, block), limit,
+        [&](std::uint32_t) {
+          result =
+              writes ? cache.acquire_for_write(dev, block, line, limit) : cache.acquire_line(dev, block, line, limit);
+        },
+        result);
     // A failed group holds nothing, and its lanes may since have gone on in other groups (those
     // that tried again): none of them may join the group's barriers below.
     if (!result.ok()) return cleared.ok() ? result : cleared;

@@ -159,23 +159,20 @@ class cache_handle {
   // prefetch is a hint: the access that needs the block reads it then). Waiting for a line
   // instead would turn a burst of prefetches into threads spinning on full sets, which in a
   // cache smaller than the burst slowed DLRM's async mode below its sync mode. Lanes of a warp
-  // asking for the same block send one request; one whose deadline has not passed when the
-  // leader's did tries again.
+  // asking for the same block send one request (coalesced_until).
   AGIO_HD status prefetch(std::uint32_t dev, std::uint64_t block) const {
     if (dev >= io.device_count) return {outcome::invalid_argument, 0};
     const std::uint64_t tag = block_tag(dev, block);
     const deadline limit = deadline::after_ns(wait_timeout_ns);
     status result{outcome::success, 0};
-    do {
-      coalesced(tag, [&](std::uint32_t) {
-        result = taking_turns(tag, limit, [&](claim_turn& turn) -> status {
-          if (find(tag) != no_line) return {outcome::success, 0};
-          std::uint32_t unused = no_line;
-          const status inserted = insert(dev, block, tag, fill_mode::plain, unused, turn, limit);
-          return inserted.result == outcome::pending ? status{outcome::success, 0} : inserted;
-        });
-      }, result);
-    } while (result.result == outcome::timeout && !limit.passed());
+    coalesced_until(tag, limit, [&](std::uint32_t) {
+      result = taking_turns(tag, limit, [&](claim_turn& turn) -> status {
+        if (find(tag) != no_line) return {outcome::success, 0};
+        std::uint32_t unused = no_line;
+        const status inserted = insert(dev, block, tag, fill_mode::plain, unused, turn, limit);
+        return inserted.result == outcome::pending ? status{outcome::success, 0} : inserted;
+      });
+    }, result);
     return result;
   }
 
@@ -326,6 +323,19 @@ class cache_handle {
       if (lanes != 1) count_event(state, &cache_counters::coalesced_in_warp, lanes - 1);
     }
     result = status::unpack(detail::warp::from_leader(group, result.pack()));
+    return group;
+  }
+  // `coalesced` for an access that waits under its own deadline `limit`: the group waits under
+  // its leader's deadline, and a lane whose own has not passed when the leader's did tries
+  // again, in a new group (lanes of one warp may use handles with other timeouts). Returns the
+  // last group, whose leader's `result` every lane of it has.
+  template <class Body>
+  AGIO_HD detail::warp::lane_group coalesced_until(std::uint64_t key, deadline limit, Body&& body,
+                                                   status& result) const {
+    detail::warp::lane_group group;
+    do {
+      group = coalesced(key, body, result);
+    } while (result.result == outcome::timeout && !limit.passed());
     return group;
   }
 

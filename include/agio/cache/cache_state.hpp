@@ -8,6 +8,7 @@
 #include "agio/detail/atomic.hpp"
 #include "agio/detail/divisor.hpp"
 #include "agio/detail/thread_id.hpp"
+#include "agio/detail/warp.hpp"
 
 namespace agio::cache {
 
@@ -75,17 +76,10 @@ struct cache_state {
 // processor's stripe of the counters.
 AGIO_HD inline void count_event(const cache_state& c, std::uint64_t cache_counters::*field, std::uint64_t n = 1) {
   std::uint64_t& counter = c.counters[detail::processor_index() % counter_stripes].*field;
-#if defined(__CUDA_ARCH__)
-  const unsigned active = __activemask();
-  const unsigned lane = threadIdx.x % 32;
-  const unsigned leader = __ffs(active) - 1;
   // Every lane adds the same n in practice; sum them anyway.
-  std::uint64_t total = 0;
-  for (unsigned m = active; m != 0; m &= m - 1) total += __shfl_sync(active, n, __ffs(m) - 1);
-  if (lane == leader) detail::fetch_add<detail::scope::device>(counter, total, detail::relaxed);
-#else
-  detail::fetch_add<detail::scope::device>(counter, n, detail::relaxed);
-#endif
+  const detail::warp::lane_group lanes = detail::warp::active_lanes();
+  const std::uint64_t total = detail::warp::sum(lanes, n);
+  if (detail::warp::leads(lanes)) detail::fetch_add<detail::scope::device>(counter, total, detail::relaxed);
 }
 
 }  // namespace agio::cache

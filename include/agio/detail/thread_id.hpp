@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "agio/detail/platform.hpp"
+#include "agio/detail/warp.hpp"
 
 #include <atomic>
 
@@ -25,7 +26,7 @@ AGIO_HD inline std::uint32_t submitter_index() {
 // GPU, a per-thread counter on the host. The lock-chain debugger keys its records on it.
 AGIO_HD inline std::uint32_t thread_index() {
 #if defined(__CUDA_ARCH__)
-  return submitter_index() * 32 + threadIdx.x % 32;
+  return submitter_index() * warp::size + warp::lane_id();
 #else
   return submitter_index();
 #endif

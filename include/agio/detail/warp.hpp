@@ -10,13 +10,25 @@ namespace agio::detail::warp {
 
 inline constexpr unsigned size = 32;
 
+// The calling thread's lane in its warp (0 on the host). The hardware's own number: with
+// blocks of any shape a warp is 32 consecutive threads of the block's linear index, which
+// threadIdx.x alone does not give.
+AGIO_HD inline unsigned lane_id() {
+#if defined(__CUDA_ARCH__)
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane;
+#else
+  return 0;
+#endif
+}
+
 // Calls `lane_fn(lane)` for every lane and returns the mask of lanes that returned true. On the
 // device each lane of the (fully converged) calling warp evaluates its own index.
 template <class LaneFn>
 AGIO_HD std::uint32_t ballot_each(LaneFn&& lane_fn) {
 #if defined(__CUDA_ARCH__)
-  const unsigned lane = threadIdx.x % size;
-  return __ballot_sync(0xffffffffu, lane_fn(lane));
+  return __ballot_sync(0xffffffffu, lane_fn(lane_id()));
 #else
   std::uint32_t mask = 0;
   for (unsigned lane = 0; lane < size; ++lane) {
@@ -30,7 +42,7 @@ AGIO_HD std::uint32_t ballot_each(LaneFn&& lane_fn) {
 template <class LaneFn>
 AGIO_HD void for_each_lane(LaneFn&& lane_fn) {
 #if defined(__CUDA_ARCH__)
-  lane_fn(threadIdx.x % size);
+  lane_fn(lane_id());
   __syncwarp();
 #else
   for (unsigned lane = 0; lane < size; ++lane) lane_fn(lane);
@@ -56,7 +68,7 @@ AGIO_HD inline std::uint32_t count(std::uint32_t mask) {
 // True on one lane of the warp (lane 0), always true on the host's warp of one.
 AGIO_HD inline bool is_leader() {
 #if defined(__CUDA_ARCH__)
-  return threadIdx.x % size == 0;
+  return lane_id() == 0;
 #else
   return true;
 #endif
@@ -69,13 +81,32 @@ AGIO_HD inline void sync() {
 #endif
 }
 
-// The lanes of the calling warp that passed the same key: one group per distinct key, led by
-// its lowest lane (the two-level coalescing of AGILE §3.3.2). On the host a group of one.
+// Some lanes of the calling warp, led by one of them. On the host a group of one.
 struct lane_group {
   std::uint32_t mask = 1;
   unsigned leader = 0;
 };
 
+// Every lane of the calling warp, which must be fully converged (a group of one on the host).
+AGIO_HD inline lane_group whole_warp() {
+#if defined(__CUDA_ARCH__)
+  return {0xffffffffu, 0};
+#else
+  return {};
+#endif
+}
+// The lanes of the calling warp that are executing this call together, led by the lowest.
+AGIO_HD inline lane_group active_lanes() {
+#if defined(__CUDA_ARCH__)
+  const std::uint32_t mask = __activemask();
+  return {mask, static_cast<unsigned>(__ffs(mask) - 1)};
+#else
+  return {};
+#endif
+}
+
+// The lanes of the calling warp that passed the same key: one group per distinct key, led by
+// its lowest lane (the two-level coalescing of AGILE §3.3.2).
 AGIO_HD inline lane_group group_by([[maybe_unused]] std::uint64_t key) {
 #if defined(__CUDA_ARCH__)
   const std::uint32_t mask = __match_any_sync(__activemask(), key);
@@ -97,29 +128,43 @@ AGIO_HD inline lane_group group_by([[maybe_unused]] std::uint64_t key, [[maybe_u
 }
 AGIO_HD inline bool leads(const lane_group& g) {
 #if defined(__CUDA_ARCH__)
-  return threadIdx.x % size == g.leader;
+  return lane_id() == g.leader;
 #else
   (void)g;
   return true;
 #endif
 }
-// The leader's `value`, on every lane of the group.
-AGIO_HD inline std::uint32_t from_leader([[maybe_unused]] const lane_group& g, std::uint32_t value) {
+// Lane `lane`'s `value`, on every lane of the group (`lane` must be one of its lanes).
+AGIO_HD inline std::uint32_t from_lane([[maybe_unused]] const lane_group& g, std::uint32_t value,
+                                       [[maybe_unused]] unsigned lane) {
 #if defined(__CUDA_ARCH__)
-  return __shfl_sync(g.mask, value, g.leader);
+  return __shfl_sync(g.mask, value, lane);
 #else
   return value;
 #endif
 }
-AGIO_HD inline std::uint64_t from_leader(const lane_group& g, std::uint64_t value) {
-  const std::uint32_t low = from_leader(g, static_cast<std::uint32_t>(value));
-  const std::uint32_t high = from_leader(g, static_cast<std::uint32_t>(value >> 32));
+AGIO_HD inline std::uint64_t from_lane(const lane_group& g, std::uint64_t value, unsigned lane) {
+  const std::uint32_t low = from_lane(g, static_cast<std::uint32_t>(value), lane);
+  const std::uint32_t high = from_lane(g, static_cast<std::uint32_t>(value >> 32), lane);
   return std::uint64_t{high} << 32 | low;
+}
+// The leader's `value`, on every lane of the group.
+AGIO_HD inline std::uint32_t from_leader(const lane_group& g, std::uint32_t value) {
+  return from_lane(g, value, g.leader);
+}
+AGIO_HD inline std::uint64_t from_leader(const lane_group& g, std::uint64_t value) {
+  return from_lane(g, value, g.leader);
+}
+// The sum of every lane's `value` in the group, on every lane.
+AGIO_HD inline std::uint64_t sum(const lane_group& g, std::uint64_t value) {
+  std::uint64_t total = 0;
+  for (std::uint32_t m = g.mask; m != 0; m &= m - 1) total += from_lane(g, value, lowest_lane(m));
+  return total;
 }
 // How many lanes of the group come before the calling one (0 on the host).
 AGIO_HD inline std::uint32_t rank([[maybe_unused]] const lane_group& g) {
 #if defined(__CUDA_ARCH__)
-  return static_cast<std::uint32_t>(__popc(g.mask & ((1u << (threadIdx.x % size)) - 1)));
+  return static_cast<std::uint32_t>(__popc(g.mask & ((1u << lane_id()) - 1)));
 #else
   return 0;
 #endif
@@ -145,7 +190,7 @@ AGIO_HD inline void sync([[maybe_unused]] const lane_group& g) {
 // visible device-wide, so one lane may publish the copy's completion.
 AGIO_HD inline void copy(void* dst, const void* src, std::uint32_t bytes) {
 #if defined(__CUDA_ARCH__)
-  const unsigned lane = threadIdx.x % size;
+  const unsigned lane = lane_id();
   const auto d = reinterpret_cast<std::uintptr_t>(dst);
   const auto s = reinterpret_cast<std::uintptr_t>(src);
   if (((d | s | bytes) & 15u) == 0) {

@@ -8,6 +8,7 @@
 
 #include "agio/detail/atomic.hpp"
 #include "agio/detail/backoff.hpp"
+#include "agio/detail/warp.hpp"
 #include "agio/queue/failure.hpp"
 #include "agio/queue/io_state.hpp"
 #include "agio/queue/record_pool.hpp"
@@ -33,7 +34,8 @@ AGIO_HD inline unsigned latency_bucket(std::uint64_t ns) {
 // What retiring one completion entry needs to know, read from the entry and the queue's tables.
 struct entry_to_retire {
   std::uint16_t cid = 0;
-  bool valid = false;             // false: the identifier names no transaction (ignored)
+  bool valid = false;             // false: the identifier names no command in flight (ignored)
+  std::uint64_t entry_word = 0;   // the submission entry's state word (ISSUED) when looked up
   status result{};
   io::transaction_record* record = nullptr;
   queue::deferred_copy copy{};    // what to copy, checked by the controller (0 source: nothing)
@@ -46,6 +48,13 @@ AGIO_HD inline entry_to_retire look_up(const io::io_state& io, const queue::queu
   e.cid = spec::cqe_cid(dw3);
   // Every identifier agio issues is an entry index; anything else names no transaction.
   if (e.cid >= qp.depth) return e;
+  // Only an ISSUED entry has a command in flight. A second completion for a command already
+  // retired finds its entry EMPTY (or UPDATED by its next submitter), and its cid_to_tx naming
+  // a record that may since carry another request: finishing it would hand that request this
+  // status and free the entry a lap early. Relaxed: the submitter's store of ISSUED precedes
+  // its doorbell, which precedes the controller's completion that our caller acquired.
+  e.entry_word = detail::load<scope::device>(qp.states[e.cid], detail::relaxed);
+  if (queue::sqe_word_state(e.entry_word) != queue::sqe_issued) return e;
   e.valid = true;
   e.result = status::from_nvme(spec::cqe_status(dw3));
   e.record = &io.records[qp.cid_to_tx[e.cid]];
@@ -126,8 +135,8 @@ AGIO_HD inline void finish(const io::io_state& io, const queue::queue_pair& qp, 
   const status result = e.result;
   // Free the entry for the position one lap later; release pairs with try_claim's acquire, and
   // comes after every read of the entry's cid_to_tx, bounce slot and deferred source.
-  const std::uint64_t word = detail::load<scope::device>(qp.states[e.cid], detail::relaxed);
-  detail::store<scope::device>(qp.states[e.cid], queue::sqe_word(queue::sqe_word_position(word) + qp.depth, queue::sqe_empty),
+  detail::store<scope::device>(qp.states[e.cid],
+                               queue::sqe_word(queue::sqe_word_position(e.entry_word) + qp.depth, queue::sqe_empty),
                                detail::release);
 
   io::shared_counters& counters = io.counters[rec.device];
@@ -173,7 +182,8 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
     // dependent trips to memory per entry, some across PCIe) happens once for all entries
     // instead of once per entry; only the copies go one entry at a time, each by the whole
     // warp.
-    const unsigned lane = threadIdx.x % detail::warp::size;
+    const detail::warp::lane_group warp = detail::warp::whole_warp();
+    const unsigned lane = detail::warp::lane_id();
     entry_to_retire mine;
     if ((fresh >> lane) & 1u) mine = look_up(io, qp, detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::relaxed));
     // Each lane acquired only its own entry (scan), and the shuffles below carry values, not
@@ -181,11 +191,14 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
     // from data nothing orders after that entry. __syncwarp orders the memory accesses of the
     // lanes it joins, so every lane's copies now come after every lane's acquire.
     Team::sync();
-    const auto from = [](const queue::deferred_copy& c, unsigned owner) {
-      return queue::deferred_copy{__shfl_sync(0xffffffffu, c.source, owner), __shfl_sync(0xffffffffu, c.destination, owner),
-                                  __shfl_sync(0xffffffffu, c.bytes, owner), __shfl_sync(0xffffffffu, c.check, owner)};
+    const auto from = [&warp](const queue::deferred_copy& c, unsigned owner) {
+      return queue::deferred_copy{
+          detail::warp::from_lane(warp, std::uint64_t{c.source}, owner),
+          detail::warp::from_lane(warp, std::uint64_t{c.destination}, owner),
+          detail::warp::from_lane(warp, std::uint64_t{c.bytes}, owner),
+          detail::warp::from_lane(warp, std::uint64_t{c.check}, owner)};
     };
-    const std::uint32_t copying = __ballot_sync(0xffffffffu, mine.copies());
+    const std::uint32_t copying = detail::warp::ballot(warp, mine.copies());
     for (std::uint32_t pending = copying; pending != 0; pending &= pending - 1) {
       const queue::deferred_copy c = from(mine.copy, detail::warp::lowest_lane(pending));
       Team::copy(reinterpret_cast<void*>(c.destination), reinterpret_cast<const void*>(c.source),
@@ -193,7 +206,7 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
     }
     // Copies from a store's bytes are checked together, one look per entry by its own lane,
     // after a fence that orders every lane's copy before every look (copy_from_view).
-    const std::uint32_t checked = __ballot_sync(0xffffffffu, mine.copies() && mine.copy.check != 0);
+    const std::uint32_t checked = detail::warp::ballot(warp, mine.copies() && mine.copy.check != 0);
     if (checked != 0) {
       queue::copy_fence();
       Team::sync();
@@ -201,7 +214,7 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
           ((checked >> lane) & 1u) != 0 &&
           !queue::copy_is_whole(mine.copy.check,
                                 queue::read_sequences(qp.view_sequences, stripes_of(qp, mine.copy), detail::relaxed));
-      for (std::uint32_t again = __ballot_sync(0xffffffffu, overtaken); again != 0; again &= again - 1) {
+      for (std::uint32_t again = detail::warp::ballot(warp, overtaken); again != 0; again &= again - 1) {
         const unsigned owner = detail::warp::lowest_lane(again);
         const bool whole = copy_again_until_whole<Team>(qp, from(mine.copy, owner));
         if (lane == owner && !whole) mine.result = torn_copy();
@@ -211,7 +224,7 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
     // the data precedes every result.
     Team::sync();
     if ((fresh >> lane) & 1u) finish(io, qp, mine);
-    return static_cast<std::uint32_t>(__popc(__ballot_sync(0xffffffffu, mine.valid)));
+    return detail::warp::count(detail::warp::ballot(warp, mine.valid));
   }
 #endif
   std::uint32_t finished = 0;

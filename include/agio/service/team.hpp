@@ -23,11 +23,7 @@ struct warp_team {
   AGIO_HD static bool is_leader() { return detail::warp::is_leader(); }
   // Every lane gets the leader's `value`.
   AGIO_HD static bool from_leader(bool value) {
-#if defined(__CUDA_ARCH__)
-    return __shfl_sync(0xffffffffu, value ? 1 : 0, 0) != 0;
-#else
-    return value;
-#endif
+    return detail::warp::from_leader(detail::warp::whole_warp(), value ? 1u : 0u) != 0;
   }
 };
 

@@ -1,0 +1,157 @@
+// The GPU suite (tests/gpu/, one file per theme so that they compile in parallel): the CPU
+// suite's scenarios with GPU threads as submitters and the completion service as a kernel.
+// Needs a GPU; run build/tests/agio_gpu_tests. This file: data written and read back through
+// every store and data mover, the device's divisor, and AGILE's Figure 1 (more requests in
+// flight than the queues hold).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "agio/detail/divisor.hpp"
+#include "agio/runtime/launch.hpp"
+#include "agio/runtime/runtime.hpp"
+#include "harness/chunk_job.hpp"
+#include "test_support.hpp"
+
+namespace agio {
+namespace {
+
+using test::gpu_options;
+using test::random_bytes;
+using test::temp_file;
+
+struct roundtrip_case {
+  const char* name;
+  data_mover mover;
+  bool file;
+};
+
+class GpuRoundtrip : public ::testing::TestWithParam<roundtrip_case> {};
+
+TEST_P(GpuRoundtrip, WrittenDataReadsBackInAnotherOrder) {
+  const auto& c = GetParam();
+  const temp_file file(c.name);
+  const std::string path = file.path();
+  runtime rt(gpu_options(c.mover));
+  const std::uint32_t bytes = 16u << 20;
+  rt.attach(device_options{c.file ? "file:" + path + "?create=16M&lba=4096" : "ram:16M?lba=512", 4, 32});
+  rt.start();
+  const auto data = random_bytes(bytes, 11);
+  auto* src = static_cast<std::byte*>(rt.allocate_device(bytes));
+  auto* back = static_cast<std::byte*>(rt.allocate_device(bytes));
+  auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
+  rt.copy_to_device(src, data.data(), bytes);
+  const std::uint32_t chunk = 16 * 1024;
+  with_io(rt, [&](const auto& io) {
+    run_job(rt, 1024, bench::chunk_job{io, 0, 1, src, chunk, bytes / chunk, failures});
+    run_job(rt, 768, bench::chunk_job{io, 0, 0, back, chunk, bytes / chunk, failures});
+  });
+  std::vector<std::byte> got(bytes);
+  rt.copy_to_host(got.data(), back, bytes);
+  std::uint32_t failed = 0;
+  rt.copy_to_host(&failed, failures, 4);
+  rt.check();
+  EXPECT_EQ(failed, 0u);
+  for (std::uint32_t i = 0; i < bytes; i += chunk) {
+    ASSERT_EQ(0, std::memcmp(got.data() + i, data.data() + i, chunk)) << "chunk " << i / chunk;
+  }
+  rt.stop();
+  const auto counters = rt.counters();
+  EXPECT_EQ(counters[0].completed, 2u * bytes / chunk);
+}
+
+INSTANTIATE_TEST_SUITE_P(StoresAndMovers, GpuRoundtrip,
+                         ::testing::Values(roundtrip_case{"ram_gpu_warps", data_mover::gpu_warps, false},
+                                           roundtrip_case{"ram_copy_engine", data_mover::copy_engine, false},
+                                           roundtrip_case{"file_gpu_warps", data_mover::gpu_warps, true},
+                                           roundtrip_case{"file_copy_engine", data_mover::copy_engine, true}),
+                         [](const auto& p) { return std::string(p.param.name); });
+
+// Every thread issues `per_thread` reads before it waits on any (AGILE Figure 1).
+template <class IO>
+struct figure1_job {
+  IO io;
+  std::byte* buffers;
+  std::uint32_t per_thread;
+  std::uint32_t* failures;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
+    transaction tx[8];
+    for (std::uint32_t k = 0; k < per_thread; ++k) {
+      tx[k] = io.async_read(0, (t * per_thread + k) % 1024, 1, buffers + (std::uint64_t{t} * per_thread + k) * 4096);
+    }
+    for (std::uint32_t k = 0; k < per_thread; ++k) {
+      if (!io.wait(tx[k]).ok()) detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+    }
+  }
+};
+
+void figure1(std::uint32_t queue_pairs, std::uint32_t depth) {
+  constexpr std::uint32_t threads = 8192, per_thread = 4;
+  runtime_options o = gpu_options();
+  o.max_transfer_bytes = 4096;
+  o.transaction_records = threads * per_thread + 1024;
+  runtime rt(o);
+  rt.attach(device_options{"ram:4M?lba=4096&read_us=200", queue_pairs, depth});
+  rt.start();
+  auto* buffers = static_cast<std::byte*>(rt.allocate_device(std::size_t{threads} * per_thread * 4096));
+  auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
+  with_io(rt, [&](const auto& io) { run_job(rt, threads, figure1_job{io, buffers, per_thread, failures}); });
+  std::uint32_t failed = 0;
+  rt.copy_to_host(&failed, failures, 4);
+  EXPECT_EQ(failed, 0u);
+  rt.stop();
+  const auto c = rt.counters();
+  EXPECT_EQ(c[0].completed, std::uint64_t{threads} * per_thread);
+  EXPECT_GT(c[0].queue_full_retries, 0u);
+}
+
+// detail::divisor on the device, where its multiply-high is __umul64hi, against the host's
+// division operators (the CPU suite checks the host's path the same way).
+struct divide_job {
+  const std::uint64_t* numerators;
+  std::uint32_t count;
+  detail::divisor by;
+  std::uint64_t* quotients;
+  std::uint32_t* remainders;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    for (std::uint32_t i = t; i < count; i += threads) {
+      quotients[i] = by.quotient(numerators[i]);
+      remainders[i] = by.remainder(numerators[i]);
+    }
+  }
+};
+
+TEST(GpuDivisor, MatchesDivisionForEdgeAndRandomOperands) {
+  runtime rt(gpu_options());
+  std::mt19937_64 random(7);
+  for (const std::uint32_t d : test::divisor_edges()) {
+    const std::vector<std::uint64_t> n = test::numerator_edges(d, random);
+    const auto count = static_cast<std::uint32_t>(n.size());
+    auto* numerators = static_cast<std::uint64_t*>(rt.allocate_device(count * sizeof(std::uint64_t)));
+    auto* quotients = static_cast<std::uint64_t*>(rt.allocate_device(count * sizeof(std::uint64_t)));
+    auto* remainders = static_cast<std::uint32_t*>(rt.allocate_device(count * sizeof(std::uint32_t)));
+    rt.copy_to_device(numerators, n.data(), count * sizeof(std::uint64_t));
+    run_job(rt, 1024, divide_job{numerators, count, d, quotients, remainders});
+    std::vector<std::uint64_t> q(count);
+    std::vector<std::uint32_t> r(count);
+    rt.copy_to_host(q.data(), quotients, count * sizeof(std::uint64_t));
+    rt.copy_to_host(r.data(), remainders, count * sizeof(std::uint32_t));
+    rt.free(numerators);
+    rt.free(quotients);
+    rt.free(remainders);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      ASSERT_EQ(q[i], n[i] / d) << n[i] << " / " << d;
+      ASSERT_EQ(r[i], n[i] % d) << n[i] << " % " << d;
+    }
+  }
+}
+
+TEST(GpuFigure1, OneQueuePair) { figure1(1, 16); }
+TEST(GpuFigure1, TwoQueuePairs) { figure1(2, 16); }
+TEST(GpuFigure1, ManyQueuePairs) { figure1(128, 8); }
+
+}  // namespace
+}  // namespace agio
