@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "agio/runtime/runtime.hpp"
 #include "dlrm/dlrm.hpp"
 #include "evaluation.hpp"
 #include "graph/graphs.hpp"
@@ -20,7 +21,6 @@
 #include "harness/options.hpp"
 #include "harness/registers.hpp"
 #include "overlap/overlap.hpp"
-#include "agio/runtime/runtime.hpp"
 
 namespace agio::bench {
 namespace {

@@ -28,6 +28,8 @@ expect 2 'bench io' bench
 expect 2 "unknown command 'frobnicate'" frobnicate
 expect 2 'usage: agio <command>'
 expect 2 -- "--seconds: 'abc' is not a number" bench io --seconds abc
+expect 2 -- "--threads: '-3' is not a whole number" soak --threads -3
+expect 2 -- '--queue-depth is 2 to 4096' bench io --queue-depth 1
 expect 2 'unknown option --bogus' demo --bogus 1
 expect 2 -- "--backend is cpu, gpu or auto, not 'tpu'" demo --backend tpu
 expect 2 -- '--mib is a whole number' demo --mib 0

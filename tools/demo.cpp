@@ -14,10 +14,10 @@
 
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
-#include "harness/scoped_file.hpp"
 #include "harness/backend_option.hpp"
 #include "harness/chunk_job.hpp"
 #include "harness/options.hpp"
+#include "harness/scoped_file.hpp"
 
 namespace agio::tools {
 namespace {

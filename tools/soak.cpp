@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "agio/cache/policies/lfu_da.hpp"
-#include "harness/scoped_file.hpp"
 #include "harness/backend_option.hpp"
 #include "harness/json.hpp"
 #include "harness/options.hpp"
+#include "harness/scoped_file.hpp"
 #include "harness/shadow_run.hpp"
 
 namespace agio::tools {
@@ -128,13 +128,13 @@ int soak_main(int argc, char** argv, int first) {
   s.gpu = options.backend == backend::gpu;
   // --quick: a tenth of the operations and two cycles, a check that takes seconds.
   const bool quick = opt.flag("quick");
-  s.ops = static_cast<std::uint64_t>(opt.number("ops", (s.gpu ? 1e8 : 1e6) / (quick ? 10 : 1)));
+  s.ops = opt.whole<std::uint64_t>("ops", static_cast<std::uint64_t>((s.gpu ? 1e8 : 1e6) / (quick ? 10 : 1)));
   s.seconds = opt.number("seconds", 0);
-  s.threads = static_cast<std::uint32_t>(opt.number("threads", s.gpu ? 8192 : 8));
+  s.threads = opt.whole<std::uint32_t>("threads", s.gpu ? 8192 : 8);
   const std::string faults = opt.get("faults", "on");
   if (faults != "on" && faults != "off") throw std::invalid_argument("--faults must be on or off");
   s.faults = faults == "on";
-  s.cycles = static_cast<std::uint32_t>(opt.number("cycles", quick ? 2 : 4));
+  s.cycles = opt.whole<std::uint32_t>("cycles", quick ? 2 : 4);
   s.json = opt.get("json", "");
   s.directory = opt.get("dir", std::filesystem::temp_directory_path().string());
   opt.reject_unknown();

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "harness/bench_common.hpp"
 #include "agio/store/store.hpp"
+#include "harness/bench_common.hpp"
 
 namespace agio::bench {
 

@@ -19,8 +19,8 @@
 #include <stdexcept>
 #include <utility>
 
-#include "baselines/block_reader.hpp"
 #include "agio/store/store_uri.hpp"
+#include "baselines/block_reader.hpp"
 
 namespace agio::bench {
 namespace {

@@ -16,11 +16,11 @@
 #include "agio/cache/policies/clock.hpp"
 #include "agio/cache/software_cache.hpp"
 #include "cache/cache_bench.hpp"
-#include "harness/bench_common.hpp"
 #include "cache/whole_cache.hpp"
 #include "graph/generate.hpp"
 #include "graph/kernels.hpp"
 #include "graph/run.hpp"
+#include "harness/bench_common.hpp"
 #include "harness/progress.hpp"
 
 namespace agio::bench {
@@ -268,11 +268,11 @@ int cache_overhead_main(int argc, char** argv, int first) {
   const backend want = backend_option(opt);
   const bool small = opt.flag("quick") || want == backend::cpu;
   const auto vector_mib = opt.number("vector-mib", small ? 1 : 512);
-  const auto vertices = static_cast<std::uint32_t>(opt.number("vertices", small ? 1 << 13 : 1 << 22));
-  const auto degree = static_cast<std::uint32_t>(opt.number("degree", small ? 8 : 16));
+  const auto vertices = opt.whole<std::uint32_t>("vertices", small ? 1 << 13 : 1 << 22);
+  const auto degree = opt.whole<std::uint32_t>("degree", small ? 8 : 16);
   const int reps = static_cast<int>(opt.number("reps", small ? 2 : 5));
   const std::string store = opt.get("store", "");
-  const auto seed = static_cast<std::uint64_t>(opt.number("seed", 7));
+  const auto seed = opt.whole<std::uint64_t>("seed", 7);
   const std::string out_path = opt.get("out", "results/cache_overhead.json");
   const auto kernels = opt.list("kernels", "vector_mean,bfs,spmv");
   opt.reject_unknown();

@@ -153,13 +153,13 @@ int cache_policies_main(int argc, char** argv, int first) {
   const backend want = backend_option(opt);
   // Small sizes for CPU threads (a smoke test) or --quick; 1 GiB of data on the GPU.
   const bool small = opt.flag("quick") || want == backend::cpu;
-  const auto blocks = static_cast<std::uint64_t>(opt.number("blocks", small ? 1024 : 262144));
-  const auto accesses = static_cast<std::uint64_t>(opt.number("accesses", small ? 3000 : 1 << 23));
+  const auto blocks = opt.whole<std::uint64_t>("blocks", small ? 1024 : 262144);
+  const auto accesses = opt.whole<std::uint64_t>("accesses", small ? 3000 : 1 << 23);
   const double alpha = opt.number("zipf-alpha", 1.05);
   const auto fractions = opt.numbers("percent", "1,5,20");
   const auto traces = opt.list("traces", "zipf,kronecker");
   const auto policies = opt.list("policies", "clock,lfu_da,s3_fifo,direct_mapped");
-  const auto seed = static_cast<std::uint64_t>(opt.number("seed", 42));
+  const auto seed = opt.whole<std::uint64_t>("seed", 42);
   const std::string out_path = opt.get("out", "results/cache_policies.json");
   const double threads_option = opt.number("threads", 0);  // 0: 65536 on the GPU, 4 CPU threads
   opt.reject_unknown();

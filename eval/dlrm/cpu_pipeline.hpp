@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "dlrm/embedding.hpp"
-#include "baselines/block_reader.hpp"
 #include "agio/store/store.hpp"
+#include "baselines/block_reader.hpp"
+#include "dlrm/embedding.hpp"
 
 namespace agio::bench::dlrm {
 

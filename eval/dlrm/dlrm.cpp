@@ -22,15 +22,16 @@
 
 #include "agio/cache/policies/clock.hpp"
 #include "agio/cache/software_cache.hpp"
-#include "harness/bench_common.hpp"
+#include "baselines/cufile_reader.hpp"
+#include "baselines/double_buffer.hpp"
+#include "baselines/io_model.hpp"
 #include "dlrm/batch_plan.hpp"
 #include "dlrm/cpu_pipeline.hpp"
 #include "dlrm/criteo.hpp"
 #include "dlrm/dlrm.hpp"
 #include "dlrm/embedding.hpp"
 #include "dlrm/network.hpp"
-#include "baselines/cufile_reader.hpp"
-#include "baselines/io_model.hpp"
+#include "harness/bench_common.hpp"
 #include "harness/progress.hpp"
 #include "harness/registers.hpp"
 #if defined(__CUDACC__)
@@ -55,24 +56,12 @@ class executor {
   explicit executor(runtime& rt) : rt_(rt) {
 #if defined(__CUDACC__)
     if (on_gpu(rt)) {
-      throw_on_cuda_error(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking), "cudaStreamCreate");
-      throw_on_cuda_error(cudaStreamCreateWithFlags(&io_, cudaStreamNonBlocking), "cudaStreamCreate");
-      for (cudaEvent_t* e : {&start_, &stop_, &io_joined_, &compute_point_}) cudaEventCreate(e);
-      ops_ = std::make_unique<cublas_ops>(compute_);
+      streams_ = std::make_unique<stream_pair>();
+      ops_ = std::make_unique<cublas_ops>(streams_->compute());
       return;
     }
 #endif
     ops_ = std::make_unique<host_ops>();
-  }
-  ~executor() {
-#if defined(__CUDACC__)
-    if (compute_ != nullptr) {
-      ops_.reset();
-      for (cudaEvent_t e : {start_, stop_, io_joined_, compute_point_}) cudaEventDestroy(e);
-      cudaStreamDestroy(compute_);
-      cudaStreamDestroy(io_);
-    }
-#endif
   }
   executor(const executor&) = delete;
   executor& operator=(const executor&) = delete;
@@ -100,7 +89,7 @@ class executor {
                             zeros(std::size_t{s.top_input()} * n), zeros(std::size_t{s.widest()} * n),
                             zeros(std::size_t{s.widest()} * n)};
     forward(*ops_, s, b, zeros(std::size_t{s.dense} * n), n, zeros(n));
-    const cudaError_t ran = cudaStreamSynchronize(compute_);
+    const cudaError_t ran = cudaStreamSynchronize(streams_->compute());
     for (void* p : held) cudaFree(p);
     throw_on_cuda_error(ran, "warming cuBLAS up");
 #endif
@@ -123,29 +112,16 @@ class executor {
     launch(items, job, true);
   }
 #if defined(__CUDACC__)
-  cudaStream_t compute_stream() const { return compute_; }
+  cudaStream_t compute_stream() const { return streams_->compute(); }
 #endif
 
   // Seconds from the start of `body` until everything it queued on both streams has finished.
   template <class Body>
   double timed(Body&& body) {
 #if defined(__CUDACC__)
-    if (gpu()) {
-      cudaEventRecord(start_, compute_);
-      cudaStreamWaitEvent(io_, start_, 0);
-      body();
-      cudaEventRecord(io_joined_, io_);
-      cudaStreamWaitEvent(compute_, io_joined_, 0);
-      cudaEventRecord(stop_, compute_);
-      throw_on_cuda_error(cudaStreamSynchronize(compute_), "DLRM batches");
-      float ms = 0;
-      cudaEventElapsedTime(&ms, start_, stop_);
-      return ms / 1e3;
-    }
+    if (gpu()) return streams_->timed(body, "DLRM batches");
 #endif
-    const auto start = std::chrono::steady_clock::now();
-    body();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return wall_seconds(body);
   }
 
  private:
@@ -155,12 +131,7 @@ class executor {
     if (threads == 0) return;
 #if defined(__CUDACC__)
     if (gpu()) {
-      cudaStream_t stream = compute_;
-      if (on_io) {
-        cudaEventRecord(compute_point_, compute_);
-        cudaStreamWaitEvent(io_, compute_point_, 0);
-        stream = io_;
-      }
+      const cudaStream_t stream = on_io ? streams_->io_after_compute() : streams_->compute();
       launch_job_kernel<<<(threads + 255) / 256, 256, 0, stream>>>(job, threads);
       throw_on_cuda_error(cudaGetLastError(), "launching a DLRM job");
       return;
@@ -170,11 +141,10 @@ class executor {
   }
 
   runtime& rt_;
-  std::unique_ptr<tensor_ops> ops_;
 #if defined(__CUDACC__)
-  cudaStream_t compute_ = nullptr, io_ = nullptr;
-  cudaEvent_t start_{}, stop_{}, io_joined_{}, compute_point_{};
+  std::unique_ptr<stream_pair> streams_;  // declared before ops_: the cuBLAS handle goes first
 #endif
+  std::unique_ptr<tensor_ops> ops_;
 };
 
 // --- The workload ----------------------------------------------------------------------------
@@ -336,130 +306,106 @@ mode_run run_hbm(executor& ex, device_point& p, const table_layout& layout, cons
 }
 
 #if defined(__CUDACC__)
-// The two sets of buffers the baselines without agio take turns with, batch b using set b % 2:
-// the batch's blocks in GPU memory (with pinned staging for them where the host reads them),
-// its slot indices staged in pinned memory and copied in, and an event each mode records once
-// the GPU is done with what the host refills next. Freed on every way out of a run.
-class batch_buffers {
- public:
-  struct set {
-    std::byte* host_blocks = nullptr;  // only with host staging
-    std::byte* blocks = nullptr;
-    std::uint32_t* staged_indices = nullptr;
-    std::uint32_t* slot_indices = nullptr;
-    cudaEvent_t released{};
-  };
+// One batch's buffers in the baselines without agio (baselines/double_buffer.hpp takes two in
+// turn): the batch's blocks in GPU memory (with pinned staging for them where the host reads
+// them) and its slot indices, staged in pinned memory and copied in.
+struct batch_set {
+  std::byte* host_blocks = nullptr;  // only with host staging
+  std::byte* blocks = nullptr;
+  std::uint32_t* staged_indices = nullptr;
+  std::uint32_t* slot_indices = nullptr;
 
-  batch_buffers(runtime& rt, std::uint32_t lookups, bool host_staging)
-      : rt_(rt), blocks_capacity_(std::size_t{lookups} * block_bytes) {
+  batch_set(runtime& rt, std::uint32_t lookups, bool host_staging) {
     const std::size_t index_bytes = std::size_t{lookups} * sizeof(std::uint32_t);
-    for (set& s : sets_) {
-      if (host_staging) s.host_blocks = static_cast<std::byte*>(rt.allocate_host(blocks_capacity_));
-      s.blocks = static_cast<std::byte*>(rt.allocate_device(blocks_capacity_));
-      s.staged_indices = static_cast<std::uint32_t*>(rt.allocate_host(index_bytes));
-      s.slot_indices = static_cast<std::uint32_t*>(rt.allocate_device(index_bytes));
-      cudaEventCreateWithFlags(&s.released, cudaEventDisableTiming);
-    }
+    if (host_staging) host_blocks = static_cast<std::byte*>(rt.allocate_host(capacity(lookups)));
+    blocks = static_cast<std::byte*>(rt.allocate_device(capacity(lookups)));
+    staged_indices = static_cast<std::uint32_t*>(rt.allocate_host(index_bytes));
+    slot_indices = static_cast<std::uint32_t*>(rt.allocate_device(index_bytes));
   }
-  ~batch_buffers() {
-    for (set& s : sets_) {
-      cudaEventDestroy(s.released);
-      if (s.host_blocks != nullptr) rt_.free(s.host_blocks);
-      rt_.free(s.blocks);
-      rt_.free(s.staged_indices);
-      rt_.free(s.slot_indices);
-    }
+  void free(runtime& rt) const {
+    if (host_blocks != nullptr) rt.free(host_blocks);
+    rt.free(blocks);
+    rt.free(staged_indices);
+    rt.free(slot_indices);
   }
-  batch_buffers(const batch_buffers&) = delete;
-  batch_buffers& operator=(const batch_buffers&) = delete;
-
-  set& of_batch(std::uint32_t b) { return sets_[b % 2]; }
-  std::size_t blocks_capacity() const { return blocks_capacity_; }  // bytes for a batch's blocks, each set
-
- private:
-  runtime& rt_;
-  std::size_t blocks_capacity_;
-  set sets_[2];
+  // Bytes for a batch's blocks: at most one block per lookup.
+  static std::size_t capacity(std::uint32_t lookups) { return std::size_t{lookups} * block_bytes; }
 };
 
+// Gathers a baseline's batch's rows from the blocks in `set` (on the compute stream).
+void gather_rows(executor& ex, device_point& p, const table_layout& layout, const batch_set& set) {
+  const lookup_map map{p.zero_first_block, set.slot_indices, p.shape.tables, layout.dim, layout.rows_per_block};
+  ex.compute(p.lookups, gather_job<hbm_rows>{hbm_rows{reinterpret_cast<const float*>(set.blocks)}, map, p.lookups,
+                                             p.buffers.t, p.failures});
+}
+
 // The CPU-driven pipeline (GPU only): the host reads batch b + 1 while the GPU works on b.
-// A set's `released` event follows the copies out of its pinned buffers.
+// A set is released once its pinned buffers have been copied in.
 mode_run run_cpu_pipeline(executor& ex, runtime& rt, device_point& p, const table_layout& layout,
                           const cpu_pipeline_reader& reader, const batch_inputs& in) {
-  batch_buffers buffers(rt, p.lookups, true);
+  double_buffer<batch_set> buffers(rt, p.lookups, true);
   const cudaStream_t stream = ex.compute_stream();
-  const auto read_batch = [&](std::uint32_t b) {
-    batch_buffers::set& set = buffers.of_batch(b);
-    throw_on_cuda_error(cudaEventSynchronize(set.released), "CPU pipeline copy");  // batch b - 2 has left the set
-    const batch_plan plan = plan_batch(layout, in.indices.data() + std::size_t{b} * p.lookups, p.lookups);
+  std::size_t ready = 0;  // blocks of the batch last read
+  const auto read_batch = [&](std::size_t b, batch_set& set) {
+    const batch_plan plan = plan_batch(layout, in.indices.data() + b * p.lookups, p.lookups);
     reader.read(plan.blocks, set.host_blocks);
     std::copy(plan.slot_indices.begin(), plan.slot_indices.end(), set.staged_indices);
-    return plan.blocks.size();
+    ready = plan.blocks.size();
+  };
+  const auto compute_batch = [&](std::size_t k, batch_set& set) {
+    const auto b = static_cast<std::uint32_t>(k);
+    cudaMemcpyAsync(set.blocks, set.host_blocks, ready * block_bytes, cudaMemcpyHostToDevice, stream);
+    cudaMemcpyAsync(set.slot_indices, set.staged_indices, std::size_t{p.lookups} * sizeof(std::uint32_t),
+                    cudaMemcpyHostToDevice, stream);
+    buffers.release(k, stream);
+    gather_rows(ex, p, layout, set);
+    forward(ex.ops(), p.shape, p.buffers, p.dense + std::size_t{b} * p.batch * p.shape.dense, p.batch,
+            p.outputs + std::size_t{b} * p.batch);
   };
   mode_run r;
   p.clear_failures();
-  std::size_t ready = read_batch(0);
-  r.seconds = ex.timed([&] {
-    for (std::uint32_t b = 0; b < p.batches; ++b) {
-      const batch_buffers::set& set = buffers.of_batch(b);
-      cudaMemcpyAsync(set.blocks, set.host_blocks, ready * block_bytes, cudaMemcpyHostToDevice, stream);
-      cudaMemcpyAsync(set.slot_indices, set.staged_indices, std::size_t{p.lookups} * sizeof(std::uint32_t),
-                      cudaMemcpyHostToDevice, stream);
-      cudaEventRecord(set.released, stream);
-      const lookup_map map{p.zero_first_block, set.slot_indices, p.shape.tables, layout.dim, layout.rows_per_block};
-      ex.compute(p.lookups, gather_job<hbm_rows>{hbm_rows{reinterpret_cast<const float*>(set.blocks)}, map, p.lookups,
-                                                 p.buffers.t, p.failures});
-      forward(ex.ops(), p.shape, p.buffers, p.dense + std::size_t{b} * p.batch * p.shape.dense, p.batch,
-              p.outputs + std::size_t{b} * p.batch);
-      if (b + 1 < p.batches) ready = read_batch(b + 1);
-    }
-  });
+  read_batch(0, buffers.refill(0, "CPU pipeline copy"));
+  r.seconds = ex.timed([&] { buffers.run(p.batches, compute_batch, read_batch, "CPU pipeline copy"); });
   r.failures = p.failed();
   r.probabilities = p.probabilities();
   return r;
 }
 
 // The cufile mode (GPU only): the host reads batch b + 1's blocks with cuFile straight into one
-// set's device buffer while the GPU works on batch b from the other. A set's `released` event
-// follows the gather that read it.
+// set's device buffer while the GPU works on batch b from the other. A set is released once
+// the gather has read it.
 mode_run run_cufile(executor& ex, runtime& rt, device_point& p, const table_layout& layout, cufile_reader& reader,
                     const batch_inputs& in) {
-  batch_buffers buffers(rt, p.lookups, false);
+  double_buffer<batch_set> buffers(rt, p.lookups, false);
   // Registered for the run, and let go before the buffers are freed (the guard is declared
   // after them, so it goes first).
   struct registration {
-    batch_buffers& buffers;
+    double_buffer<batch_set>& buffers;
     cufile_reader& reader;
     ~registration() {
-      for (std::uint32_t b = 0; b < 2; ++b) reader.deregister_buffer(buffers.of_batch(b).blocks);
+      for (std::size_t b = 0; b < 2; ++b) reader.deregister_buffer(buffers[b].blocks);
     }
   } registered{buffers, reader};
-  for (std::uint32_t b = 0; b < 2; ++b) reader.register_buffer(buffers.of_batch(b).blocks, buffers.blocks_capacity());
+  for (std::size_t b = 0; b < 2; ++b) reader.register_buffer(buffers[b].blocks, batch_set::capacity(p.lookups));
   const cudaStream_t stream = ex.compute_stream();
-  const auto read_batch = [&](std::uint32_t b) {
-    batch_buffers::set& set = buffers.of_batch(b);
-    throw_on_cuda_error(cudaEventSynchronize(set.released), "cufile mode: gather");  // batch b - 2 is done with the set
-    const batch_plan plan = plan_batch(layout, in.indices.data() + std::size_t{b} * p.lookups, p.lookups);
+  const auto read_batch = [&](std::size_t b, batch_set& set) {
+    const batch_plan plan = plan_batch(layout, in.indices.data() + b * p.lookups, p.lookups);
     reader.read(plan.blocks, set.blocks);
     std::copy(plan.slot_indices.begin(), plan.slot_indices.end(), set.staged_indices);
   };
+  const auto compute_batch = [&](std::size_t k, batch_set& set) {
+    const auto b = static_cast<std::uint32_t>(k);
+    cudaMemcpyAsync(set.slot_indices, set.staged_indices, std::size_t{p.lookups} * sizeof(std::uint32_t),
+                    cudaMemcpyHostToDevice, stream);
+    gather_rows(ex, p, layout, set);
+    buffers.release(k, stream);
+    forward(ex.ops(), p.shape, p.buffers, p.dense + std::size_t{b} * p.batch * p.shape.dense, p.batch,
+            p.outputs + std::size_t{b} * p.batch);
+  };
   mode_run r;
   p.clear_failures();
-  read_batch(0);
-  r.seconds = ex.timed([&] {
-    for (std::uint32_t b = 0; b < p.batches; ++b) {
-      const batch_buffers::set& set = buffers.of_batch(b);
-      cudaMemcpyAsync(set.slot_indices, set.staged_indices, std::size_t{p.lookups} * sizeof(std::uint32_t),
-                      cudaMemcpyHostToDevice, stream);
-      const lookup_map map{p.zero_first_block, set.slot_indices, p.shape.tables, layout.dim, layout.rows_per_block};
-      ex.compute(p.lookups, gather_job<hbm_rows>{hbm_rows{reinterpret_cast<const float*>(set.blocks)}, map, p.lookups,
-                                                 p.buffers.t, p.failures});
-      cudaEventRecord(set.released, stream);
-      forward(ex.ops(), p.shape, p.buffers, p.dense + std::size_t{b} * p.batch * p.shape.dense, p.batch,
-              p.outputs + std::size_t{b} * p.batch);
-      if (b + 1 < p.batches) read_batch(b + 1);
-    }
-  });
+  read_batch(0, buffers.refill(0, "cufile mode: gather"));
+  r.seconds = ex.timed([&] { buffers.run(p.batches, compute_batch, read_batch, "cufile mode: gather"); });
   r.failures = p.failed();
   r.probabilities = p.probabilities();
   return r;
@@ -663,99 +609,137 @@ std::vector<register_row> dlrm_registers() {
           {"dlrm", "gather", "bam_style", job_registers<bam_gather>()}};
 }
 
-int dlrm_main(int argc, char** argv, int first) {
-  options opt(argc, argv, first);
-  const backend want = backend_option(opt);
-  const bool quick = opt.flag("quick");
-  const bool small = quick || want == backend::cpu;  // CPU threads run a scaled-down network
+namespace {
+
+// --- Options, plan, run, report ---------------------------------------------------------------
+
+struct dlrm_options {
   settings s;
-  s.dim = static_cast<std::uint32_t>(opt.number("dim", want == backend::cpu ? 16 : 64));
-  s.bottom_width = static_cast<std::uint32_t>(opt.number("bottom-width", want == backend::cpu ? 32 : 512));
-  s.top_width = static_cast<std::uint32_t>(opt.number("top-width", want == backend::cpu ? 64 : 1024));
-  s.batches = static_cast<std::uint32_t>(opt.number("batches", small ? 8 : 32));
-  s.reps = static_cast<std::uint32_t>(opt.number("reps", small ? 1 : 3));
-  s.queue_pairs = static_cast<std::uint32_t>(opt.number("queue-pairs", want == backend::cpu ? 4 : 128));
-  s.queue_depth = static_cast<std::uint32_t>(opt.number("queue-depth", want == backend::cpu ? 64 : 256));
-  s.cache_bytes = static_cast<std::uint64_t>(opt.number("cache-mib", small ? 64 : 2048)) << 20;
+  backend want = backend::automatic;
+  bool quick = false;
+  std::vector<std::uint32_t> vocab;  // rows per table
+  std::vector<std::uint64_t> configs, batch_sweep, queue_sweep, cache_sweep;
+  std::uint32_t batch = 0, devices = 0;
+  std::vector<std::string> experiments;
+  std::string bam_mover, out_path;
+};
+
+dlrm_options parse_options(const options& opt) {
+  dlrm_options o;
+  settings& s = o.s;
+  o.want = backend_option(opt);
+  const backend want = o.want;
+  o.quick = opt.flag("quick");
+  const bool small = o.quick || want == backend::cpu;  // CPU threads run a scaled-down network
+  s.dim = opt.whole<std::uint32_t>("dim", want == backend::cpu ? 16 : 64);
+  s.bottom_width = opt.whole<std::uint32_t>("bottom-width", want == backend::cpu ? 32 : 512);
+  s.top_width = opt.whole<std::uint32_t>("top-width", want == backend::cpu ? 64 : 1024);
+  s.batches = opt.whole<std::uint32_t>("batches", small ? 8 : 32);
+  s.reps = opt.whole<std::uint32_t>("reps", small ? 1 : 3);
+  s.queue_pairs = opt.whole<std::uint32_t>("queue-pairs", want == backend::cpu ? 4 : 128);
+  s.queue_depth = opt.whole<std::uint32_t>("queue-depth", want == backend::cpu ? 64 : 256);
+  s.cache_bytes = opt.whole<std::uint64_t>("cache-mib", small ? 64 : 2048) << 20;
   s.alpha = opt.number("alpha", 1.05);
-  s.seed = static_cast<std::uint64_t>(opt.number("seed", 11));
+  s.seed = opt.whole<std::uint64_t>("seed", 11);
   s.criteo_file = opt.get("criteo", "");
   s.modes = opt.list("modes", "async,sync,bam_style,cpu_pipeline");  // cufile only when asked for
   const double vocab_scale = opt.number("vocab-scale", small ? 0.001 : 1.0);
-  const auto vocab_cap = static_cast<std::uint32_t>(opt.number("vocab-cap", small ? 20000 : 4'000'000));
-  const auto configs = opt.numbers("configs", "1,2,3");
-  const auto batch = static_cast<std::uint32_t>(opt.number("batch", want == backend::cpu ? 32 : 2048));
-  const auto experiments = opt.list("experiments", small ? "configs" : "configs,batch,queues,cache");
-  const auto batch_sweep = opt.numbers("batch-sizes", small ? "1,16,256" : "1,4,16,64,256,1024,2048");
-  const auto queue_sweep = opt.numbers("queue-pair-sweep", small ? "1,4" : "1,2,4,8,16");
-  const auto cache_sweep = opt.numbers("cache-mib-sweep", small ? "4,64" : "1,16,128,512,2048");
-  const std::string out_path = opt.get("out", "results/dlrm.json");
+  const auto vocab_cap = opt.whole<std::uint32_t>("vocab-cap", small ? 20000 : 4'000'000);
+  o.configs = opt.numbers("configs", "1,2,3");
+  o.batch = opt.whole<std::uint32_t>("batch", want == backend::cpu ? 32 : 2048);
+  o.experiments = opt.list("experiments", small ? "configs" : "configs,batch,queues,cache");
+  o.batch_sweep = opt.numbers("batch-sizes", small ? "1,16,256" : "1,4,16,64,256,1024,2048");
+  o.queue_sweep = opt.numbers("queue-pair-sweep", small ? "1,4" : "1,2,4,8,16");
+  o.cache_sweep = opt.numbers("cache-mib-sweep", small ? "4,64" : "1,16,128,512,2048");
+  o.out_path = opt.get("out", "results/dlrm.json");
   // Four emulated SSDs: with one, configuration 1 waits on the SSD's 3.7 GB/s alone (async /
   // sync 1.16 on the H100) and the comparison is of nothing but the store (docs/RESULTS.md).
-  const auto devices = static_cast<std::uint32_t>(opt.number("devices", 4));
-  const std::string bam_mover = opt.get("bam-mover", "gpu_warps");
-  if (devices == 0) throw std::invalid_argument("dlrm: --devices is at least 1");
-  if (bam_mover != "copy_engine" && bam_mover != "gpu_warps") {
-    throw std::invalid_argument("dlrm: --bam-mover is copy_engine or gpu_warps");
+  o.devices = opt.whole<std::uint32_t>("devices", 4);
+  o.bam_mover = opt.get("bam-mover", "gpu_warps");
+  s.stores = opt.list("store", "");  // default: `--devices` emulated SSDs, sized in make_plan
+  opt.reject_unknown();
+  if (o.devices == 0) throw std::invalid_argument("--devices is at least 1");
+  if (o.bam_mover != "copy_engine" && o.bam_mover != "gpu_warps") {
+    throw std::invalid_argument("--bam-mover is copy_engine or gpu_warps");
   }
-  s.bam_mover = bam_mover == "copy_engine" ? data_mover::copy_engine : data_mover::gpu_warps;
+  s.bam_mover = o.bam_mover == "copy_engine" ? data_mover::copy_engine : data_mover::gpu_warps;
   for (const auto& m : s.modes) {
     if (m != "async" && m != "sync" && m != "bam_style" && m != "cpu_pipeline" && m != "cufile") {
-      throw std::invalid_argument("dlrm: unknown mode '" + m + "' (async, sync, bam_style, cpu_pipeline, cufile)");
+      throw std::invalid_argument("--modes: unknown mode '" + m + "' (async, sync, bam_style, cpu_pipeline, cufile)");
     }
   }
+  if (s.dim == 0 || s.dim * sizeof(float) > block_bytes) {
+    throw std::invalid_argument("--dim is 1 to " + std::to_string(block_bytes / sizeof(float)) + " (a row within a 4 KiB block)");
+  }
+  o.vocab = criteo::criteo_vocab_sizes(vocab_scale, vocab_cap);
+  return o;
+}
 
-  const std::vector<std::uint32_t> vocab = criteo::criteo_vocab_sizes(vocab_scale, vocab_cap);
-  const table_layout layout(s.dim, vocab);
-  if (layout.rows_per_block == 0) throw std::invalid_argument("dlrm: --dim is too large for a 4 KiB block");
+// The tables' layout and the points, grouped by queue settings (each group runs on runtimes of
+// its own).
+struct dlrm_plan {
+  table_layout layout;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<point_spec>> groups;
+  std::size_t points = 0;
+};
+
+dlrm_plan make_plan(dlrm_options& o) {
+  settings& s = o.s;
+  dlrm_plan p{table_layout(s.dim, o.vocab), {}, 0};
   // Default stores: `--devices` emulations of the paper's SSD, each sized to its share.
-  const std::uint64_t share_mib = (striping{devices}.blocks_on(0, layout.blocks) * block_bytes >> 20) + 1;
-  s.stores = opt.list("store", "");
-  if (s.stores.empty()) s.stores.assign(devices, "ram:" + std::to_string(share_mib) + "M?lba=4096&profile=agile-ssd");
-  opt.reject_unknown();
-
-  // The plan, grouped by queue settings (each group runs on runtimes of its own).
-  std::vector<point_spec> plan;
-  for (const auto& e : experiments) {
+  const std::uint64_t share_mib = (striping{o.devices}.blocks_on(0, p.layout.blocks) * block_bytes >> 20) + 1;
+  if (s.stores.empty()) s.stores.assign(o.devices, "ram:" + std::to_string(share_mib) + "M?lba=4096&profile=agile-ssd");
+  std::vector<point_spec> points;
+  for (const auto& e : o.experiments) {
     if (e == "configs") {
-      for (const auto c : configs) plan.push_back({"config" + std::to_string(c), static_cast<int>(c), batch, s.queue_pairs, s.queue_depth, s.cache_bytes});
+      for (const auto c : o.configs) points.push_back({"config" + std::to_string(c), static_cast<int>(c), o.batch, s.queue_pairs, s.queue_depth, s.cache_bytes});
     } else if (e == "batch") {
-      for (const auto b : batch_sweep) plan.push_back({"batch" + std::to_string(b), 1, static_cast<std::uint32_t>(b), s.queue_pairs, s.queue_depth, s.cache_bytes});
+      for (const auto b : o.batch_sweep) points.push_back({"batch" + std::to_string(b), 1, static_cast<std::uint32_t>(b), s.queue_pairs, s.queue_depth, s.cache_bytes});
     } else if (e == "queues") {
       // The paper's Figure 9: depth 64, 1 to 16 queue pairs.
-      for (const auto q : queue_sweep) plan.push_back({"queues" + std::to_string(q), 1, batch, static_cast<std::uint32_t>(q), 64, s.cache_bytes});
+      for (const auto q : o.queue_sweep) points.push_back({"queues" + std::to_string(q), 1, o.batch, static_cast<std::uint32_t>(q), 64, s.cache_bytes});
     } else if (e == "cache") {
-      for (const auto m : cache_sweep) plan.push_back({"cache" + std::to_string(m) + "M", 1, batch, s.queue_pairs, s.queue_depth, m << 20});
+      for (const auto m : o.cache_sweep) points.push_back({"cache" + std::to_string(m) + "M", 1, o.batch, s.queue_pairs, s.queue_depth, m << 20});
     } else {
-      throw std::invalid_argument("dlrm: unknown experiment '" + e + "' (configs, batch, queues, cache)");
+      throw std::invalid_argument("--experiments: unknown experiment '" + e + "' (configs, batch, queues, cache)");
     }
   }
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<point_spec>> groups;
-  for (const auto& p : plan) groups[{p.queue_pairs, p.queue_depth}].push_back(p);
-
+  for (const auto& pt : points) p.groups[{pt.queue_pairs, pt.queue_depth}].push_back(pt);
+  p.points = points.size();
   std::fprintf(stderr, "dlrm: %u tables, %.1f MiB striped over %zu device(s) like %s, dim %u, %u batches per run\n",
-               layout.tables(), static_cast<double>(layout.bytes()) / (1 << 20), s.stores.size(), s.stores.front().c_str(),
+               p.layout.tables(), static_cast<double>(p.layout.bytes()) / (1 << 20), s.stores.size(), s.stores.front().c_str(),
                s.dim, s.batches);
   // The cufile mode is left out, said once, where it cannot run (before the runtime starts, so
   // that cuFile's driver opens beside no running kernel).
   if (s.wants("cufile")) {
-    if (const std::string why = cufile_unusable(want, s.stores); !why.empty()) {
+    if (const std::string why = cufile_unusable(o.want, s.stores); !why.empty()) {
       std::fprintf(stderr, "dlrm: skipping mode cufile: %s\n", why.c_str());
       s.modes.erase(std::find(s.modes.begin(), s.modes.end(), "cufile"));
     }
   }
+  return p;
+}
+
+measured run_plan(const dlrm_options& o, const dlrm_plan& p) {
+  const settings& s = o.s;
   // Per point: the hbm run and each mode; the baselines without agio need a GPU and skip the
   // queue sweep.
   const std::size_t baselines = (s.wants("cpu_pipeline") ? 1 : 0) + (s.wants("cufile") ? 1 : 0);
   std::size_t steps = 0;
-  for (const point_spec& p : plan) {
-    steps += 1 + s.modes.size() - (want == backend::cpu || !p.with_baselines() ? baselines : 0);
+  for (const auto& [queues, specs] : p.groups) {
+    for (const point_spec& pt : specs) {
+      steps += 1 + s.modes.size() - (o.want == backend::cpu || !pt.with_baselines() ? baselines : 0);
+    }
   }
   progress bar(steps);
   measured m;
-  for (const auto& [queues, specs] : groups) run_points(s, want, specs, layout, vocab, bar, m);
+  for (const auto& [queues, specs] : p.groups) run_points(s, o.want, specs, p.layout, o.vocab, bar, m);
+  return m;
+}
 
-  // Report: per point, each mode's time and its speedups.
+// Per point each mode's time and its speedups, on stdout and in the JSON.
+int report(const dlrm_options& o, const dlrm_plan& p, const measured& m, int argc, char** argv) {
+  const settings& s = o.s;
   result_document doc;
   std::printf("%-10s %-13s %11s %9s %9s %6s\n", "point", "mode", "ms", "hit_rate", "max_err", "check");
   bool all_ok = true;
@@ -765,13 +749,13 @@ int dlrm_main(int argc, char** argv, int first) {
     all_ok = all_ok && r.verified;
     std::printf("%-10s %-13s %11.3f %9.3f %9.1e %6s\n", r.spec.experiment.c_str(), r.mode.c_str(), r.seconds * 1e3,
                 r.hit_rate, r.max_error, r.verified ? "ok" : "FAILED");
-    json_object o;
-    o.set("point", r.spec.experiment).set("mode", r.mode).set("config", std::int64_t{r.spec.config});
-    o.set("batch", std::int64_t{r.spec.batch}).set("queue_pairs", std::int64_t{r.spec.queue_pairs});
-    o.set("queue_depth", std::int64_t{r.spec.queue_depth}).set("cache_bytes", static_cast<std::int64_t>(r.spec.cache_bytes));
-    o.set("seconds", r.seconds).set("max_error", r.max_error).set("verified", r.verified);
-    if (r.hit_rate >= 0) o.set("hit_rate", r.hit_rate);
-    doc.points.push_back(o);
+    json_object j;
+    j.set("point", r.spec.experiment).set("mode", r.mode).set("config", std::int64_t{r.spec.config});
+    j.set("batch", std::int64_t{r.spec.batch}).set("queue_pairs", std::int64_t{r.spec.queue_pairs});
+    j.set("queue_depth", std::int64_t{r.spec.queue_depth}).set("cache_bytes", static_cast<std::int64_t>(r.spec.cache_bytes));
+    j.set("seconds", r.seconds).set("max_error", r.max_error).set("verified", r.verified);
+    if (r.hit_rate >= 0) j.set("hit_rate", r.hit_rate);
+    doc.points.push_back(j);
   }
   const bool cufile = s.wants("cufile");  // a column only where asked for and runnable
   std::printf("\n%-10s %14s %14s %14s %14s", "point", "async/sync", "async/bam", "async/cpu_pipe", "sync/bam");
@@ -805,17 +789,26 @@ int dlrm_main(int argc, char** argv, int first) {
   doc.config.set("store_kind", s.stores.front().rfind("ram:", 0) == 0 ? std::string("ram: stores with an SSD profile: emulated storage")
                                : all_files                            ? std::string("file: stores: real I/O on this machine's storage")
                                                                       : std::string("user stores"));
-  doc.config.set("bam_mover", bam_mover);
-  doc.config.set("tables", std::int64_t{layout.tables()}).set("table_bytes", static_cast<std::int64_t>(layout.bytes()));
+  doc.config.set("bam_mover", o.bam_mover);
+  doc.config.set("tables", std::int64_t{p.layout.tables()}).set("table_bytes", static_cast<std::int64_t>(p.layout.bytes()));
   doc.config.set("dim", std::int64_t{s.dim}).set("bottom_width", std::int64_t{s.bottom_width}).set("top_width", std::int64_t{s.top_width});
   doc.config.set("batches", std::int64_t{s.batches}).set("reps", std::int64_t{s.reps}).set("timing", std::string("median"));
   doc.config.set("alpha", s.alpha).set("policy", std::string("clock")).set("cache", mib(s.cache_bytes));
   doc.config.set("data", s.criteo_file.empty() ? std::string("generated Criteo-shaped samples") : s.criteo_file);
   for (const register_row& r : registers) doc.config.set("registers " + r.kernel + " " + r.model, std::int64_t{r.registers});
-  doc.save(out_path);
-  std::printf("device: %s\nresults: %s\n", device.c_str(), out_path.c_str());
+  doc.save(o.out_path);
+  std::printf("device: %s\nresults: %s\n", device.c_str(), o.out_path.c_str());
   if (!all_ok) std::fprintf(stderr, "dlrm: some outputs did not match the reference (tables in HBM)\n");
   return all_ok ? 0 : 1;
+}
+
+}  // namespace
+
+int dlrm_main(int argc, char** argv, int first) {
+  dlrm_options o = parse_options(options(argc, argv, first));
+  const dlrm_plan p = make_plan(o);
+  const measured m = run_plan(o, p);
+  return report(o, p, m, argc, argv);
 }
 
 }  // namespace agio::bench

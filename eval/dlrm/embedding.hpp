@@ -15,8 +15,8 @@
 
 #include "agio/cache/cache.hpp"
 #include "agio/portable.hpp"
-#include "harness/bench_common.hpp"
 #include "baselines/block_reader.hpp"
+#include "harness/bench_common.hpp"
 #include "harness/mix.hpp"
 
 namespace agio::bench::dlrm {

@@ -28,15 +28,16 @@
 
 #include "agio/cache/policies/clock.hpp"
 #include "agio/cache/software_cache.hpp"
-#include "harness/bench_common.hpp"
+#include "baselines/block_reader.hpp"
+#include "baselines/double_buffer.hpp"
+#include "baselines/io_model.hpp"
 #include "cache/whole_cache.hpp"
 #include "graph/edge_list_file.hpp"
 #include "graph/generate.hpp"
 #include "graph/graphs.hpp"
 #include "graph/kernels.hpp"
 #include "graph/run.hpp"
-#include "baselines/block_reader.hpp"
-#include "baselines/io_model.hpp"
+#include "harness/bench_common.hpp"
 #include "harness/progress.hpp"
 #include "harness/registers.hpp"
 
@@ -366,71 +367,69 @@ level_plan plan_level(const graph_case& c, const std::vector<std::uint32_t>& lev
   return p;
 }
 
+// One chunk's buffers (baselines/double_buffer.hpp takes two in turn): its column blocks and
+// vertex list, staged in pinned memory and copied in.
+struct chunk_set {
+  std::byte* staging;
+  std::uint32_t* columns;
+  staged_vertex* staged;
+  staged_vertex* vertices;
+  chunk_set(runtime& rt, std::uint64_t capacity)
+      : staging(static_cast<std::byte*>(rt.allocate_host(capacity * block_bytes))),
+        columns(static_cast<std::uint32_t*>(rt.allocate_device(capacity * block_bytes))),
+        staged(static_cast<staged_vertex*>(rt.allocate_host(chunk_vertices * sizeof(staged_vertex)))),
+        vertices(static_cast<staged_vertex*>(rt.allocate_device(chunk_vertices * sizeof(staged_vertex)))) {}
+  void free(runtime& rt) const {
+    rt.free(staging);
+    rt.free(columns);
+    rt.free(staged);
+    rt.free(vertices);
+  }
+};
+
 // Timed whole (wall time, the host's reads and frontier scans included: they are the
 // baseline's cost). Runs on the runtime without a completion service, like native.
 step_result cpu_pipeline_step(const bench_context& b, const graph_case& c, const vertex_arrays& v, const block_reader& reader) {
   // A chunk always takes at least one whole vertex, however many blocks its edges span.
   const std::uint64_t capacity = std::max(chunk_blocks, c.max_degree / edges_per_block + 2);
-  std::byte* staging[2];
-  std::uint32_t* columns[2];
-  staged_vertex* staged[2];
-  staged_vertex* vertices[2];
-  cudaEvent_t copied[2];
-  for (int i = 0; i < 2; ++i) {
-    staging[i] = static_cast<std::byte*>(b.rt.allocate_host(capacity * block_bytes));
-    columns[i] = static_cast<std::uint32_t*>(b.rt.allocate_device(capacity * block_bytes));
-    staged[i] = static_cast<staged_vertex*>(b.rt.allocate_host(chunk_vertices * sizeof(staged_vertex)));
-    vertices[i] = static_cast<staged_vertex*>(b.rt.allocate_device(chunk_vertices * sizeof(staged_vertex)));
-    cudaEventCreateWithFlags(&copied[i], cudaEventDisableTiming);
-  }
-  cudaStream_t stream;
-  throw_on_cuda_error(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  // Reads chunk k into buffer pair k % 2 once the GPU has copied chunk k - 2 out of it.
-  const auto stage = [&](const level_plan& p, std::size_t k) {
-    const std::size_t s = k % 2;
-    throw_on_cuda_error(cudaEventSynchronize(copied[s]), "CPU pipeline copy");
-    reader.read(p.chunks[k].blocks, staging[s]);
-    std::copy(p.chunks[k].vertices.begin(), p.chunks[k].vertices.end(), staged[s]);
-  };
+  double_buffer<chunk_set> buffers(b.rt, capacity);
+  const cuda_stream stream;
   const device_graph& d = v.graph();
-  const step_result s = repeat(b.reps, false, [&] {
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<std::uint32_t> levels(c.g.n, unvisited);
-    levels[c.source] = 0;
-    b.rt.copy_to_device(d.state, levels.data(), c.g.n * sizeof(std::uint32_t));
-    std::uint32_t level = 0;
-    for (;; ++level) {
-      const level_plan p = plan_level(c, levels, level, capacity);
-      if (p.frontier == 0) break;
-      if (!p.chunks.empty()) stage(p, 0);
-      for (std::size_t k = 0; k < p.chunks.size(); ++k) {
-        const std::size_t i = k % 2;
-        const frontier_chunk& chunk = p.chunks[k];
-        const auto count = static_cast<std::uint32_t>(chunk.vertices.size());
-        cudaMemcpyAsync(columns[i], staging[i], chunk.blocks.size() * block_bytes, cudaMemcpyHostToDevice, stream);
-        cudaMemcpyAsync(vertices[i], staged[i], count * sizeof(staged_vertex), cudaMemcpyHostToDevice, stream);
-        cudaEventRecord(copied[i], stream);
-        const std::uint32_t threads = std::min(b.threads, (count + 31) / 32 * 32);
-        launch_job_kernel<<<(threads + 255) / 256, 256, 0, stream>>>(
-            bfs_staged_job{columns[i], vertices[i], count, d.row, d.state, level}, threads);
-        throw_on_cuda_error(cudaGetLastError(), "launching the CPU pipeline's BFS kernel");
-        if (k + 1 < p.chunks.size()) stage(p, k + 1);
+  return repeat(b.reps, false, [&] {
+    one_run r;
+    std::vector<std::uint32_t> levels;
+    r.seconds = wall_seconds([&] {
+      levels.assign(c.g.n, unvisited);
+      levels[c.source] = 0;
+      b.rt.copy_to_device(d.state, levels.data(), c.g.n * sizeof(std::uint32_t));
+      for (;; ++r.steps) {
+        const level_plan p = plan_level(c, levels, r.steps, capacity);
+        if (p.frontier == 0) break;
+        // Chunk k's blocks are read into set k % 2 once the GPU has copied chunk k - 2 out of it.
+        const auto read_chunk = [&](std::size_t k, chunk_set& set) {
+          reader.read(p.chunks[k].blocks, set.staging);
+          std::copy(p.chunks[k].vertices.begin(), p.chunks[k].vertices.end(), set.staged);
+        };
+        const auto visit_chunk = [&](std::size_t k, chunk_set& set) {
+          const frontier_chunk& chunk = p.chunks[k];
+          const auto count = static_cast<std::uint32_t>(chunk.vertices.size());
+          cudaMemcpyAsync(set.columns, set.staging, chunk.blocks.size() * block_bytes, cudaMemcpyHostToDevice, stream.get());
+          cudaMemcpyAsync(set.vertices, set.staged, count * sizeof(staged_vertex), cudaMemcpyHostToDevice, stream.get());
+          buffers.release(k, stream.get());
+          const std::uint32_t threads = std::min(b.threads, (count + 31) / 32 * 32);
+          launch_job_kernel<<<(threads + 255) / 256, 256, 0, stream.get()>>>(
+              bfs_staged_job{set.columns, set.vertices, count, d.row, d.state, r.steps}, threads);
+          throw_on_cuda_error(cudaGetLastError(), "launching the CPU pipeline's BFS kernel");
+        };
+        if (!p.chunks.empty()) read_chunk(0, buffers.refill(0, "CPU pipeline copy"));
+        buffers.run(p.chunks.size(), visit_chunk, read_chunk, "CPU pipeline copy");
+        throw_on_cuda_error(cudaStreamSynchronize(stream.get()), "CPU pipeline BFS level");
+        levels = to_host(b.rt, d.state, c.g.n);
       }
-      throw_on_cuda_error(cudaStreamSynchronize(stream), "CPU pipeline BFS level");
-      levels = to_host(b.rt, d.state, c.g.n);
-    }
-    return one_run{std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), level,
-                   levels == c.levels};
+    });
+    r.ok = levels == c.levels;
+    return r;
   });
-  cudaStreamDestroy(stream);
-  for (int i = 0; i < 2; ++i) {
-    cudaEventDestroy(copied[i]);
-    b.rt.free(staging[i]);
-    b.rt.free(columns[i]);
-    b.rt.free(staged[i]);
-    b.rt.free(vertices[i]);
-  }
-  return s;
 }
 #endif
 
@@ -584,186 +583,230 @@ std::vector<register_row> graphs_registers() {
   return rows;
 }
 
-int graphs_main(int argc, char** argv, int first) {
-  options opt(argc, argv, first);
-  const backend want = backend_option(opt);
-  const bool quick = opt.flag("quick");
-  const auto scale = static_cast<std::uint32_t>(opt.number("scale", want == backend::cpu ? 10 : quick ? 18 : 22));
-  const auto edge_factor = static_cast<std::uint32_t>(opt.number("edge-factor", want == backend::cpu ? 8 : 16));
-  const auto graph_names = opt.list("graphs", "kron,uniform");
+namespace {
+
+// --- Options, plan, run, report ---------------------------------------------------------------
+
+struct graphs_settings {
+  backend want = backend::automatic;
+  bool quick = false;
+  std::uint32_t scale = 0, edge_factor = 0;
+  std::vector<std::string> graph_names;
+  std::vector<kernel> kernels;
+  std::vector<io_model> models;
+  int reps = 3;
+  std::string store, graph_file, out_path;
+  std::uint64_t seed = 0;
+  bool unified = true, pipeline = true;
+};
+
+graphs_settings parse_settings(const options& opt) {
+  graphs_settings s;
+  s.want = backend_option(opt);
+  s.quick = opt.flag("quick");
+  s.scale = opt.whole<std::uint32_t>("scale", s.want == backend::cpu ? 10 : s.quick ? 18 : 22);
+  s.edge_factor = opt.whole<std::uint32_t>("edge-factor", s.want == backend::cpu ? 8 : 16);
+  s.graph_names = opt.list("graphs", "kron,uniform");
   const auto kernel_names = opt.list("kernels", "bfs,spmv,cc");
   const auto model_names = opt.list("models", "async,bam_style");
-  const int reps = static_cast<int>(opt.number("reps", 3));
-  const std::string store = opt.get("store", "");
-  const std::string graph_file = opt.get("graph-file", "");
-  const auto seed = static_cast<std::uint64_t>(opt.number("seed", 27491095));  // GAP's default seed
+  s.reps = static_cast<int>(opt.number("reps", 3));
+  s.store = opt.get("store", "");
+  s.graph_file = opt.get("graph-file", "");
+  s.seed = opt.whole<std::uint64_t>("seed", 27491095);  // GAP's default seed
   const std::string unified_option = opt.get("unified-memory", "on");
-  const bool unified = unified_option == "on";
+  s.unified = unified_option == "on";
   const std::string pipeline_option = opt.get("cpu-pipeline", "on");
-  const bool pipeline = pipeline_option == "on";
-  const std::string out_path = opt.get("out", "results/graphs.json");
+  s.pipeline = pipeline_option == "on";
+  s.out_path = opt.get("out", "results/graphs.json");
   opt.reject_unknown();
-  std::vector<kernel> kernels;
-  for (const auto& k : kernel_names) kernels.push_back(kernel_named(k));
-  std::vector<io_model> models;
+  for (const auto& k : kernel_names) s.kernels.push_back(kernel_named(k));
   for (const auto& m : model_names) {
-    models.push_back(io_model_named(m));
+    s.models.push_back(io_model_named(m));
     // The graph kernels wait for each read where they need it: sync would run async's code.
-    if (models.back() == io_model::sync) throw std::invalid_argument("graphs: the models are async and bam_style");
+    if (s.models.back() == io_model::sync) throw std::invalid_argument("--models: the graph models are async and bam_style");
   }
-  if (reps < 1) throw std::invalid_argument("graphs: --reps must be at least 1");
-  if (!unified && unified_option != "off") throw std::invalid_argument("graphs: --unified-memory is on or off");
-  if (!pipeline && pipeline_option != "off") throw std::invalid_argument("graphs: --cpu-pipeline is on or off");
+  if (s.reps < 1) throw std::invalid_argument("--reps must be at least 1");
+  if (!s.unified && unified_option != "off") throw std::invalid_argument("--unified-memory is on or off");
+  if (!s.pipeline && pipeline_option != "off") throw std::invalid_argument("--cpu-pipeline is on or off");
+  return s;
+}
 
+// The graphs laid out on the store, and one result per case and kernel (cases outer).
+struct graphs_plan {
   std::vector<graph_case> cases;
-  if (!graph_file.empty()) {
-    std::fprintf(stderr, "reading %s...\n", graph_file.c_str());
-    cases.push_back(make_case(std::filesystem::path(graph_file).stem().string(), "from " + graph_file + " (edges as listed)",
-                              read_graph_file(graph_file), seed));
-  } else {
-    for (const auto& name : graph_names) cases.push_back(generated_case(name, scale, edge_factor, seed));
-  }
-  const std::uint64_t blocks = lay_out(cases);
-  const std::string uri = store.empty() ? ram_uri(blocks * block_bytes) : store;
-
-  // One result per case and kernel, in the order of the loops below.
+  std::uint64_t blocks = 0;
+  std::string uri;
   std::vector<kernel_result> results;
-  for (const graph_case& c : cases) {
-    for (const kernel k : kernels) results.push_back({c.name, k, {}, {}, {}, {}});
+};
+
+graphs_plan make_plan(const graphs_settings& s) {
+  graphs_plan p;
+  if (!s.graph_file.empty()) {
+    std::fprintf(stderr, "reading %s...\n", s.graph_file.c_str());
+    p.cases.push_back(make_case(std::filesystem::path(s.graph_file).stem().string(),
+                                "from " + s.graph_file + " (edges as listed)", read_graph_file(s.graph_file), s.seed));
+  } else {
+    for (const auto& name : s.graph_names) p.cases.push_back(generated_case(name, s.scale, s.edge_factor, s.seed));
   }
-  // Step 1 (and the unified-memory baseline) on a runtime without a completion service.
+  p.blocks = lay_out(p.cases);
+  p.uri = s.store.empty() ? ram_uri(p.blocks * block_bytes) : s.store;
+  for (const graph_case& c : p.cases) {
+    for (const kernel k : s.kernels) p.results.push_back({c.name, k, {}, {}, {}, {}});
+  }
+  return p;
+}
+
+// What the runs leave besides the results.
+struct graphs_run {
   std::string device;
   std::uint32_t threads = 0;
-  bool gpu = false;
-  {
-    runtime_options plain = bench_runtime_options(want);
-    plain.completion = completion_mode::waiters;
-    auto rt = start_runtime(plain, ram_uri(1));
-    gpu = on_gpu(*rt);
-    device = rt->describe();
-    threads = gpu ? 1024 * 256 : 4;
-    const bool with_unified = unified && gpu;
-    if (unified && !gpu) std::fprintf(stderr, "unified memory: skipped on CPU threads (a GPU baseline)\n");
-    const bool with_bfs = std::find(kernels.begin(), kernels.end(), kernel::bfs) != kernels.end();
-    const bool with_pipeline = pipeline && gpu && with_bfs;
-    if (pipeline && !gpu) std::fprintf(stderr, "cpu pipeline: skipped on CPU threads (a GPU baseline)\n");
-    progress bar(results.size() * (1 + (with_unified ? 1 : 0) + models.size() * 3) + (with_pipeline ? cases.size() : 0));
-    const bench_context b{*rt, threads, reps, bar};
-    std::size_t slot = 0;
-    for (const graph_case& c : cases) {
-      const vertex_arrays v(*rt, c);
-      for (const kernel k : kernels) {
-        kernel_result& r = results[slot++];
-        r.native = native_step(b, c, v, k);
-        bar.step(c.name + " " + name_of(k) + " native");
-#if defined(__CUDACC__)
-        if (with_unified) {
-          r.unified = unified_step(b, c, v, k);
-          bar.step(c.name + " " + name_of(k) + " unified memory");
-        }
-#endif
-      }
-    }
-    rt->stop();
+};
 
-    // Steps 2 and 3, one runtime per model.
-    for (const io_model m : models) {
-      auto mrt = start_runtime(runtime_options_for(m, bench_runtime_options(want)), uri);
-      if (mrt->devices()[0].capacity_blocks * mrt->devices()[0].lba_bytes < blocks * block_bytes) {
-        throw std::invalid_argument("graphs: " + uri + " is smaller than the graphs' " + std::to_string(blocks * block_bytes >> 20) + " MiB");
-      }
-      std::fprintf(stderr, "\n%s: writing %.1f MiB of edges to %s...\n", name_of(m),
-                   static_cast<double>(blocks * block_bytes) / (1 << 20), uri.c_str());
-      for (const graph_case& c : cases) {
-        write_array(*mrt, c.col_block, c.g.col.data(), c.g.edges() * sizeof(std::uint32_t));
-        write_array(*mrt, c.val_block, c.g.val.data(), c.g.edges() * sizeof(float));
-      }
-      const bench_context mb{*mrt, threads, reps, bar};
-      slot = 0;
-      for (const graph_case& c : cases) {
-        const vertex_arrays v(*mrt, c);
-        for (const kernel k : kernels) {
-          kernel_result& r = results[slot++];
-          model_result mr{m, {}, {}, {}, r.native};
-          const std::string label = c.name + " " + name_of(k) + " " + name_of(m);
-          mr.native_beside = native_step(mb, c, v, k);
-          bar.step(label + " native");
-          const bool bam = m == io_model::bam_style;
-          mr.cache = bam ? cache_step<waiting_controller>(mb, c, v, k) : cache_step<controller>(mb, c, v, k);
-          bar.step(label + " cache");
-          mr.cold = bam ? cold_step<waiting_controller>(mb, c, v, k) : cold_step<controller>(mb, c, v, k);
-          bar.step(label + " cold");
-          r.models.push_back(mr);
-        }
-      }
-      mrt->stop();
-    }
-
-#if defined(__CUDACC__)
-    // The CPU pipeline runs last: the models have written the edges to a file: store by now; a
-    // ram: store is the reader's own, written here through its host view.
-    if (with_pipeline) {
-      auto prt = start_runtime(plain, ram_uri(1));
-      {
-        const proxy::host_memory memory{[&prt](std::size_t n) { return prt->allocate_host(n); },
-                                        [&prt](void* p) { prt->free(p); }};
-        const block_reader reader({uri}, blocks, memory, pipeline_threads, pipeline_depth);
-        std::byte* ram = reader.host_view(0);
-        if (ram == nullptr && models.empty()) {
-          std::fprintf(stderr, "\ncpu pipeline: skipped: no model has written the edges to %s\n", uri.c_str());
-        } else {
-          if (ram != nullptr) {
-            for (const graph_case& c : cases) {
-              std::memcpy(ram + c.col_block * block_bytes, c.g.col.data(), c.g.edges() * sizeof(std::uint32_t));
-            }
-          }
-          const bench_context pb{*prt, threads, reps, bar};
-          slot = 0;
-          for (const graph_case& c : cases) {
-            const vertex_arrays v(*prt, c);
-            for (const kernel k : kernels) {
-              kernel_result& r = results[slot++];
-              if (k != kernel::bfs) continue;
-              r.pipeline = cpu_pipeline_step(pb, c, v, reader);
-              bar.step(c.name + " bfs cpu pipeline");
-            }
-          }
-        }
-      }
-      prt->stop();
-    }
-#endif
+// Runs `body(result, case, vertex arrays, kernel)` for every case and kernel on `rt`.
+template <class Body>
+void each_kernel(runtime& rt, const graphs_settings& s, graphs_plan& p, Body&& body) {
+  std::size_t slot = 0;
+  for (const graph_case& c : p.cases) {
+    const vertex_arrays v(rt, c);
+    for (const kernel k : s.kernels) body(p.results[slot++], c, v, k);
   }
+}
 
-  print_results(cases, results);
+// Steps 2 and 3 of every case and kernel, one runtime per model.
+void run_models(const graphs_settings& s, graphs_plan& p, std::uint32_t threads, progress& bar) {
+  for (const io_model m : s.models) {
+    auto rt = start_runtime(runtime_options_for(m, bench_runtime_options(s.want)), p.uri);
+    if (rt->devices()[0].capacity_blocks * rt->devices()[0].lba_bytes < p.blocks * block_bytes) {
+      throw std::invalid_argument("--store " + p.uri + " is smaller than the graphs' " +
+                                  std::to_string(p.blocks * block_bytes >> 20) + " MiB");
+    }
+    std::fprintf(stderr, "\n%s: writing %.1f MiB of edges to %s...\n", name_of(m),
+                 static_cast<double>(p.blocks * block_bytes) / (1 << 20), p.uri.c_str());
+    for (const graph_case& c : p.cases) {
+      write_array(*rt, c.col_block, c.g.col.data(), c.g.edges() * sizeof(std::uint32_t));
+      write_array(*rt, c.val_block, c.g.val.data(), c.g.edges() * sizeof(float));
+    }
+    const bench_context b{*rt, threads, s.reps, bar};
+    each_kernel(*rt, s, p, [&](kernel_result& r, const graph_case& c, const vertex_arrays& v, kernel k) {
+      model_result mr{m, {}, {}, {}, r.native};
+      const std::string label = c.name + " " + name_of(k) + " " + name_of(m);
+      mr.native_beside = native_step(b, c, v, k);
+      bar.step(label + " native");
+      const bool bam = m == io_model::bam_style;
+      mr.cache = bam ? cache_step<waiting_controller>(b, c, v, k) : cache_step<controller>(b, c, v, k);
+      bar.step(label + " cache");
+      mr.cold = bam ? cold_step<waiting_controller>(b, c, v, k) : cold_step<controller>(b, c, v, k);
+      bar.step(label + " cold");
+      r.models.push_back(mr);
+    });
+    rt->stop();
+  }
+}
+
+#if defined(__CUDACC__)
+// The CPU pipeline's BFS, after the models: they have written the edges to a file: store by
+// now; a ram: store is the reader's own, written here through its host view.
+void run_cpu_pipeline(const graphs_settings& s, graphs_plan& p, const runtime_options& plain, std::uint32_t threads,
+                      progress& bar) {
+  auto rt = start_runtime(plain, ram_uri(1));
+  {
+    const proxy::host_memory memory{[&rt](std::size_t n) { return rt->allocate_host(n); }, [&rt](void* q) { rt->free(q); }};
+    const block_reader reader({p.uri}, p.blocks, memory, pipeline_threads, pipeline_depth);
+    std::byte* ram = reader.host_view(0);
+    if (ram == nullptr && s.models.empty()) {
+      std::fprintf(stderr, "\ncpu pipeline: skipped: no model has written the edges to %s\n", p.uri.c_str());
+    } else {
+      if (ram != nullptr) {
+        for (const graph_case& c : p.cases) {
+          std::memcpy(ram + c.col_block * block_bytes, c.g.col.data(), c.g.edges() * sizeof(std::uint32_t));
+        }
+      }
+      const bench_context b{*rt, threads, s.reps, bar};
+      each_kernel(*rt, s, p, [&](kernel_result& r, const graph_case& c, const vertex_arrays& v, kernel k) {
+        if (k != kernel::bfs) return;
+        r.pipeline = cpu_pipeline_step(b, c, v, reader);
+        bar.step(c.name + " bfs cpu pipeline");
+      });
+    }
+  }
+  rt->stop();
+}
+#endif
+
+// Step 1 and the GPU baselines on runtimes without a completion service, steps 2 and 3 per
+// model.
+graphs_run run_plan(const graphs_settings& s, graphs_plan& p) {
+  graphs_run out;
+  runtime_options plain = bench_runtime_options(s.want);
+  plain.completion = completion_mode::waiters;
+  auto rt = start_runtime(plain, ram_uri(1));
+  const bool gpu = on_gpu(*rt);
+  out.device = rt->describe();
+  out.threads = gpu ? 1024 * 256 : 4;
+  const bool with_unified = s.unified && gpu;
+  if (s.unified && !gpu) std::fprintf(stderr, "unified memory: skipped on CPU threads (a GPU baseline)\n");
+  const bool with_bfs = std::find(s.kernels.begin(), s.kernels.end(), kernel::bfs) != s.kernels.end();
+  const bool with_pipeline = s.pipeline && gpu && with_bfs;
+  if (s.pipeline && !gpu) std::fprintf(stderr, "cpu pipeline: skipped on CPU threads (a GPU baseline)\n");
+  progress bar(p.results.size() * (1 + (with_unified ? 1 : 0) + s.models.size() * 3) + (with_pipeline ? p.cases.size() : 0));
+  const bench_context b{*rt, out.threads, s.reps, bar};
+  each_kernel(*rt, s, p, [&](kernel_result& r, const graph_case& c, const vertex_arrays& v, kernel k) {
+    r.native = native_step(b, c, v, k);
+    bar.step(c.name + " " + name_of(k) + " native");
+#if defined(__CUDACC__)
+    if (with_unified) {
+      r.unified = unified_step(b, c, v, k);
+      bar.step(c.name + " " + name_of(k) + " unified memory");
+    }
+#endif
+  });
+  rt->stop();
+  run_models(s, p, out.threads, bar);
+#if defined(__CUDACC__)
+  if (with_pipeline) run_cpu_pipeline(s, p, plain, out.threads, bar);
+#endif
+  return out;
+}
+
+int report(const graphs_settings& s, const graphs_plan& p, const graphs_run& run, int argc, char** argv) {
+  print_results(p.cases, p.results);
   bool all_ok = true;
-  for (const kernel_result& r : results) all_ok = all_ok && r.ok();
+  for (const kernel_result& r : p.results) all_ok = all_ok && r.ok();
   result_document doc;
-  add_points(doc, results);
-  doc.set_header("graphs", device, argc, argv);
-  doc.config.set("store", uri).set("store_kind", store.empty() ? std::string("ram: store (emulated storage in host RAM)")
-                                                               : std::string("user store"));
+  add_points(doc, p.results);
+  doc.set_header("graphs", run.device, argc, argv);
+  doc.config.set("store", p.uri).set("store_kind", s.store.empty() ? std::string("ram: store (emulated storage in host RAM)")
+                                                                   : std::string("user store"));
   doc.config.set("policy", std::string("clock")).set("ways", std::int64_t{8}).set("line_bytes", std::int64_t{block_bytes});
   doc.config.set("cache", std::string("sized to hold the kernel's edge arrays whole"));
   doc.config.set("native_runtime", std::string("completion_mode::waiters (no completion service running)"));
-  for (const graph_case& c : cases) {
+  for (const graph_case& c : p.cases) {
     doc.config.set(c.name, c.description).set(c.name + "_vertices", std::int64_t{c.g.n});
     doc.config.set(c.name + "_edges", static_cast<std::int64_t>(c.g.edges()));
     doc.config.set(c.name + "_bfs_source", std::int64_t{c.source});
   }
-  doc.config.set("scale", std::int64_t{scale}).set("edge_factor", std::int64_t{edge_factor});
-  doc.config.set("seed", static_cast<std::int64_t>(seed)).set("threads", std::int64_t{threads});
-  doc.config.set("reps", std::int64_t{reps})
+  doc.config.set("scale", std::int64_t{s.scale}).set("edge_factor", std::int64_t{s.edge_factor});
+  doc.config.set("seed", static_cast<std::int64_t>(s.seed)).set("threads", std::int64_t{run.threads});
+  doc.config.set("reps", std::int64_t{s.reps})
       .set("timing", std::string("median of reps; BFS and CC: kernel time summed over steps; overheads: median time per "
                                  "step, differenced, times native's steps; cpu_pipeline: wall time of the whole BFS, host "
                                  "reads and frontier scans included"));
   doc.config.set("cpu_pipeline", std::string("BFS only: 16 host threads reading with 64 reads in flight each, chunks of up "
                                              "to 8192 blocks, two pinned buffers"));
-  doc.config.set("profile", std::string(quick ? "quick" : want == backend::cpu ? "cpu" : "full"));
-  doc.save(out_path);
-  std::printf("device: %s\nresults: %s\n", device.c_str(), out_path.c_str());
+  doc.config.set("profile", std::string(s.quick ? "quick" : s.want == backend::cpu ? "cpu" : "full"));
+  doc.save(s.out_path);
+  std::printf("device: %s\nresults: %s\n", run.device.c_str(), s.out_path.c_str());
   if (!all_ok) std::fprintf(stderr, "graphs: some results did not match the host reference\n");
   return all_ok ? 0 : 1;
+}
+
+}  // namespace
+
+int graphs_main(int argc, char** argv, int first) {
+  const graphs_settings s = parse_settings(options(argc, argv, first));
+  graphs_plan p = make_plan(s);
+  const graphs_run run = run_plan(s, p);
+  return report(s, p, run, argc, argv);
 }
 
 }  // namespace agio::bench

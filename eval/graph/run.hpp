@@ -7,8 +7,8 @@
 #include <numeric>
 #include <vector>
 
-#include "harness/bench_common.hpp"
 #include "graph/kernels.hpp"
+#include "harness/bench_common.hpp"
 
 namespace agio::bench::graph {
 

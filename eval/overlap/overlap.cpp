@@ -184,7 +184,7 @@ int overlap_main(int argc, char** argv, int first) {
   const bool quick = opt.flag("quick");
   const std::string store = opt.get("store", "ram:256M?lba=4096&profile=agile-ssd");
   const auto targets_option = opt.list("ctc", quick ? "0,0.5,1,2" : "0,0.25,0.5,0.75,0.9,1,1.25,1.5,1.75,2");
-  const auto reps = static_cast<std::uint32_t>(opt.number("reps", quick ? 1 : 3));
+  const auto reps = opt.whole<std::uint32_t>("reps", quick ? 1 : 3);
   const double rounds_option = opt.number("rounds", 0);
   const std::string completion = opt.get("completion", "service");
   const std::string out_path = opt.get("out", "results/overlap.json");

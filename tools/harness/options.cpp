@@ -60,6 +60,15 @@ double options::number(const std::string& k, double fallback) const {
   return it == values_.end() ? fallback : parse_number(k, it->second);
 }
 
+std::uint64_t options::whole_number(const std::string& k, double max) const {
+  const std::string v = get(k, "");
+  const double d = parse_number(k, v);
+  if (d < 0 || d != std::floor(d) || d > max) {
+    throw bad_value(k, v, ("a whole number from 0 to " + std::to_string(static_cast<std::uint64_t>(max))).c_str());
+  }
+  return static_cast<std::uint64_t>(d);
+}
+
 std::uint64_t options::bytes(const std::string& k, const std::string& fallback) const {
   std::string v = get(k, fallback);
   double scale = 1;

@@ -27,6 +27,7 @@
 
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
+#include "agio/store/store.hpp"
 #include "harness/backend_option.hpp"
 #include "harness/controller_time.hpp"
 #include "harness/json.hpp"
@@ -34,7 +35,7 @@
 #include "harness/options.hpp"
 #include "harness/progress.hpp"
 #include "harness/scoped_file.hpp"
-#include "agio/store/store.hpp"
+#include "harness/timing.hpp"
 
 namespace agio::bench {
 namespace {
@@ -267,16 +268,15 @@ double h2d_copy_gbps(runtime& rt) {
   const std::size_t bytes = 256u << 20;
   void* host = rt.allocate_host(bytes);
   void* dev = rt.allocate_device(bytes);
-  cudaStream_t s;
-  throw_on_cuda_error(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  const cuda_stream stream;
+  const cudaStream_t s = stream.get();
   cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, s);
   cudaStreamSynchronize(s);
-  const auto start = std::chrono::steady_clock::now();
   constexpr int reps = 8;
-  for (int i = 0; i < reps; ++i) cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, s);
-  throw_on_cuda_error(cudaStreamSynchronize(s), "h2d copy");
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  cudaStreamDestroy(s);
+  const double secs = wall_seconds([&] {
+    for (int i = 0; i < reps; ++i) cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, s);
+    throw_on_cuda_error(cudaStreamSynchronize(s), "h2d copy");
+  });
   rt.free(host);
   rt.free(dev);
   return static_cast<double>(bytes) * reps / secs / 1e9;
@@ -344,12 +344,18 @@ int io_bench_main(int argc, char** argv, int first) {
   const completion_mode completion = completion_name == "waiters" ? completion_mode::waiters : completion_mode::service;
   // Queue pairs in all (shared among the devices of a series): the completion service runs one
   // warp per queue pair, so they also set how many warps retire completions and copy data.
-  const std::uint32_t queue_pairs = static_cast<std::uint32_t>(opt.number("queue-pairs", 64));
-  const std::uint32_t depth = static_cast<std::uint32_t>(opt.number("queue-depth", 128));
-  const unsigned ctl_threads = static_cast<unsigned>(opt.number("controller-threads", 8));
+  const std::uint32_t queue_pairs = opt.whole<std::uint32_t>("queue-pairs", 64);
+  const std::uint32_t depth = opt.whole<std::uint32_t>("queue-depth", 128);
+  const unsigned ctl_threads = opt.whole<unsigned>("controller-threads", 8);
   // GPU lanes per warp that issue requests (32: every lane; 1: one request thread per warp).
-  const auto lanes_per_warp = static_cast<std::uint32_t>(opt.number("lanes-per-warp", 32));
+  const auto lanes_per_warp = opt.whole<std::uint32_t>("lanes-per-warp", 32);
   opt.reject_unknown();
+  if (!(seconds > 0)) throw std::invalid_argument("--seconds must be positive");
+  if (ram_bytes < (1u << 20)) throw std::invalid_argument("--ram-gib is at least 1 MiB (0.001)");
+  if (file_bytes < (1u << 20)) throw std::invalid_argument("--file-gib is at least 1 MiB (0.001)");
+  if (queue_pairs == 0) throw std::invalid_argument("--queue-pairs must be positive");
+  if (depth < 2 || depth > 4096) throw std::invalid_argument("--queue-depth is 2 to 4096");
+  if (lanes_per_warp == 0 || lanes_per_warp > 32) throw std::invalid_argument("--lanes-per-warp is 1 to 32");
 
   const std::string ram = "ram:" + std::to_string(ram_bytes >> 20) + "M?lba=4096";
   const std::string file = "file:" + file_path + "?lba=4096";
@@ -379,7 +385,7 @@ int io_bench_main(int argc, char** argv, int first) {
                           data_mover::gpu_warps, 4096, w, {std::uint64_t{4096} * n}, true});
       }
     } else {
-      throw std::invalid_argument("unknown experiment '" + e + "' (ram, file, devices, movers)");
+      throw std::invalid_argument("--experiments: unknown experiment '" + e + "' (ram, file, devices, movers)");
     }
   }
   std::optional<scoped_file> temporary;
