@@ -149,6 +149,7 @@ int stage_in(const bench::options& opt) {
   }
   std::printf("staging %s (%s) into %s at byte %llu\n", path.c_str(), mib(size).c_str(), uri.c_str(),
               static_cast<unsigned long long>(offset));
+  if (uri.rfind("ram:", 0) == 0) std::printf("note: a ram: store lives only as long as this command; use a file: store to keep the data\n");
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::byte> host(window_bytes), back(verify ? window_bytes : 0);
   bench::progress bar((size + window_bytes - 1) / window_bytes);
