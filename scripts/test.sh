@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Installs what is needed, checks formatting (scripts/check_format.sh), installs agio's CPU
-# backend into a prefix and builds examples/ against the installed package, running the CPU one
-# and compiling the GPU one when nvcc is present (scripts/examples.sh --cpu), builds agio's CPU
-# backend and runs the CPU test suite twice: under ThreadSanitizer and under
-# AddressSanitizer+UBSan (every CTest entry: the unit suite, the tool runs and the
+# Installs what is needed, checks the layering (scripts/check_layers.py) and formatting
+# (scripts/check_format.sh), installs agio's CPU backend into a prefix and builds examples/
+# against the installed package, running the CPU one and compiling the GPU one when nvcc is
+# present (scripts/examples.sh --cpu), builds agio's CPU backend (the tool and the evaluation
+# included) and runs the CPU test suite twice: under ThreadSanitizer and under
+# AddressSanitizer+UBSan (every CTest entry: the unit suite, the tool and evaluation runs and the
 # crash-consistency runs, which SIGKILL a writing child process and check its file), then the
 # libFuzzer targets for a bounded time (scripts/fuzz.sh, with clang). No GPU needed; this is
-# what CI runs. Every stage runs even after one fails, so that one CI run shows
-# every failure; the script exits non-zero if any stage failed.
+# what CI runs. Every stage runs even after one fails, so that one CI run shows every failure;
+# the script exits non-zero if any stage failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
@@ -22,7 +23,7 @@ echo "== installed package and examples (scripts/examples.sh --cpu)"
 bash scripts/examples.sh --cpu || failed+=("installed package and examples")
 for sanitizer in thread address; do
   build="build-${sanitizer}"
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DAGIO_ENABLE_CUDA=OFF -DAGIO_BUILD_TOOLS=ON \
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DAGIO_ENABLE_CUDA=OFF -DAGIO_BUILD_TOOLS=ON -DAGIO_BUILD_EVAL=ON \
         -DAGIO_SANITIZE="$sanitizer" >/dev/null
   cmake --build "$build" -j "$jobs"
   echo "== CPU suite under ${sanitizer} sanitizer: $(ctest --test-dir "$build" -N | tail -n 1)," \

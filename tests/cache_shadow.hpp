@@ -1,5 +1,5 @@
 #pragma once
-// The shadow-model scenarios shared by the CPU and GPU suites (bench/harness/shadow_run.hpp runs
+// The shadow-model scenarios shared by the CPU and GPU suites (tools/harness/shadow_run.hpp runs
 // them): mixed cache operations from many threads against a model, with or without faults,
 // stop/restart phases and short deadlines, then storage against the model.
 #include <gtest/gtest.h>

@@ -10,10 +10,14 @@
 #include <random>
 #include <vector>
 
+#include <unistd.h>
+
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
+#include "harness/backend_option.hpp"
 #include "harness/chunk_job.hpp"
 #include "harness/options.hpp"
+#include "harness/scoped_file.hpp"
 
 namespace agio::tools {
 namespace {
@@ -29,11 +33,19 @@ std::uint64_t checksum(const std::byte* p, std::size_t n) {
 int demo_main(int argc, char** argv, int first) {
   bench::options opt(argc, argv, first);
   runtime_options ro;
-  ro.backend = opt.get("backend", "auto") == "cpu" ? backend::cpu : backend::automatic;
-  const std::uint32_t mib = static_cast<std::uint32_t>(opt.number("mib", 32));
+  ro.backend = bench::backend_option(opt);
+  const bool quick = opt.flag("quick");
+  const double mib_wanted = opt.number("mib", quick ? 4 : 32);
+  const std::string dir = opt.get("dir", std::filesystem::temp_directory_path().string());
   opt.reject_unknown();
+  if (mib_wanted < 1 || mib_wanted > 2048 || mib_wanted != static_cast<std::uint32_t>(mib_wanted)) {
+    throw std::invalid_argument("--mib is a whole number of MiB from 1 to 2048");
+  }
+  const auto mib = static_cast<std::uint32_t>(mib_wanted);
   const std::uint32_t bytes = mib << 20;
-  const std::string file = (std::filesystem::temp_directory_path() / "agio-demo.bin").string();
+  const std::string file = (std::filesystem::path(dir) / ("agio-demo-" + std::to_string(::getpid()) + ".bin")).string();
+  // The file store goes at the end, whether the demo passes, fails or throws.
+  const bench::scoped_file cleanup{file};
 
   runtime rt(ro);
   const std::uint32_t ram_dev = rt.attach(device_options{"ram:" + std::to_string(mib) + "M?lba=4096", 4, 64});
@@ -41,7 +53,7 @@ int demo_main(int argc, char** argv, int first) {
       rt.attach(device_options{"file:" + file + "?create=" + std::to_string(mib) + "M&lba=4096", 4, 64});
   rt.start();
   const bool gpu = rt.backend() == backend::gpu;
-  std::printf("agio demo on %s\n", rt.describe().c_str());
+  std::printf("agio demo on %s (file: store %s, removed at the end)\n", rt.describe().c_str(), file.c_str());
 
   std::vector<std::byte> data(bytes);
   std::mt19937_64 rng(2026);
@@ -77,7 +89,6 @@ int demo_main(int argc, char** argv, int first) {
     rt.copy_to_device(back, poison.data(), bytes);
   }
   rt.stop();
-  std::filesystem::remove(file);
   std::printf("%s: %u MiB per store in %u KiB requests from %u %s threads\n", bad ? "FAILED" : "verified", mib,
               chunk / 1024, threads, gpu ? "GPU" : "CPU");
   return bad ? 1 : 0;

@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include "agio/cache/policies/lfu_da.hpp"
+#include "harness/backend_option.hpp"
 #include "harness/json.hpp"
 #include "harness/options.hpp"
+#include "harness/scoped_file.hpp"
 #include "harness/shadow_run.hpp"
 
 namespace agio::tools {
@@ -76,10 +78,10 @@ bench::shadow_config run_config(const soak_settings& s, const runtime_options& o
 
 bench::shadow_report run_once(const bench::shadow_config& c, std::uint32_t run) {
   using policy = cache::lfu_da;
-  const bench::shadow_report r = run % 2 == 1 ? bench::run_shadow<policy, cache::share_table>(c)
-                                              : bench::run_shadow<policy, cache::no_share_table>(c);
-  std::filesystem::remove(c.path);
-  return r;
+  // The run's store file goes whether the run passes, fails or throws.
+  const bench::scoped_file cleanup{c.path};
+  return run % 2 == 1 ? bench::run_shadow<policy, cache::share_table>(c)
+                      : bench::run_shadow<policy, cache::no_share_table>(c);
 }
 
 bench::json_object describe(const bench::shadow_report& r) {
@@ -112,12 +114,8 @@ bench::json_object describe(const bench::shadow_report& r) {
 
 int soak_main(int argc, char** argv, int first) {
   bench::options opt(argc, argv, first);
-  const std::string backend_name = opt.get("backend", "auto");
-  if (backend_name != "cpu" && backend_name != "gpu" && backend_name != "auto") {
-    throw std::invalid_argument("--backend must be cpu, gpu or auto");
-  }
   runtime_options options;
-  options.backend = backend_name == "cpu" ? backend::cpu : backend_name == "gpu" ? backend::gpu : backend::automatic;
+  options.backend = bench::backend_option(opt);
   options.max_transfer_bytes = 64 * 1024;
   options.wait_timeout_ms = 60'000;
   std::string device;
@@ -128,23 +126,26 @@ int soak_main(int argc, char** argv, int first) {
   }
   soak_settings s;
   s.gpu = options.backend == backend::gpu;
-  s.ops = static_cast<std::uint64_t>(opt.number("ops", s.gpu ? 1e8 : 1e6));
+  // --quick: a tenth of the operations and two cycles, a check that takes seconds.
+  const bool quick = opt.flag("quick");
+  s.ops = opt.whole<std::uint64_t>("ops", static_cast<std::uint64_t>((s.gpu ? 1e8 : 1e6) / (quick ? 10 : 1)));
   s.seconds = opt.number("seconds", 0);
-  s.threads = static_cast<std::uint32_t>(opt.number("threads", s.gpu ? 8192 : 8));
+  s.threads = opt.whole<std::uint32_t>("threads", s.gpu ? 8192 : 8);
   const std::string faults = opt.get("faults", "on");
   if (faults != "on" && faults != "off") throw std::invalid_argument("--faults must be on or off");
   s.faults = faults == "on";
-  s.cycles = static_cast<std::uint32_t>(opt.number("cycles", 4));
+  s.cycles = opt.whole<std::uint32_t>("cycles", quick ? 2 : 4);
   s.json = opt.get("json", "");
   s.directory = opt.get("dir", std::filesystem::temp_directory_path().string());
   opt.reject_unknown();
   if (s.threads == 0 || s.cycles == 0 || s.ops == 0) throw std::invalid_argument("--threads, --cycles and --ops must be positive");
 
-  std::printf("soak on %s: %u threads, %llu operations per run, %u stop/restart cycles, faults %s\n", device.c_str(),
-              s.threads, static_cast<unsigned long long>(s.ops), s.cycles, s.faults ? "on" : "off");
+  std::printf("soak on %s: %u threads, %llu operations per run, %u stop/restart cycles, faults %s\n"
+              "store files: %s/agio-soak-%d-*.bin, each removed when its run ends\n", device.c_str(),
+              s.threads, static_cast<unsigned long long>(s.ops), s.cycles, s.faults ? "on" : "off", s.directory.c_str(),
+              static_cast<int>(::getpid()));
   bench::result_document doc;
   doc.set_header("soak", device, argc, argv);
-  doc.header.set("commit", std::string(AGIO_SOURCE_COMMIT));
   doc.config.set("threads", static_cast<std::int64_t>(s.threads))
       .set("ops_per_run", static_cast<std::int64_t>(s.ops))
       .set("cycles", static_cast<std::int64_t>(s.cycles))
@@ -191,7 +192,7 @@ int soak_main(int argc, char** argv, int first) {
   if (!s.json.empty()) {
     bench::json_object summary = describe(total);
     summary.set("runs", static_cast<std::int64_t>(run)).set("passed", clean).set("device", device);
-    summary.set("commit", std::string(AGIO_SOURCE_COMMIT));
+    summary.set("commit", bench::source_commit());
     doc.points.insert(doc.points.begin(), summary.set("run", std::string("all")));
     doc.save(s.json);
   }

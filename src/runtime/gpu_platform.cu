@@ -256,6 +256,20 @@ void check_module_loading_mode() {
   }
 }
 
+// Why cudaGetDeviceCount found no GPU, in the user's terms: without a driver the runtime says
+// "CUDA driver version is insufficient for CUDA runtime version", which reads like an upgrade hint.
+std::string no_gpu_reason(cudaError_t e) {
+  const auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  if (e == cudaErrorInsufficientDriver) {
+    int driver = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0) return "no GPU: no NVIDIA driver is installed";
+    return "no usable GPU: the NVIDIA driver supports CUDA " + version(driver) + ", this build needs CUDA " +
+           version(CUDART_VERSION) + " or newer";
+  }
+  if (e == cudaErrorNoDevice || e == cudaSuccess) return "no GPU found";
+  return std::string("no usable GPU: ") + cudaGetErrorString(e);
+}
+
 }  // namespace
 
 std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not) {
@@ -264,7 +278,7 @@ std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not) {
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
     cudaGetLastError();
-    why_not = e != cudaSuccess ? std::string("no usable GPU: ") + cudaGetErrorString(e) : "no GPU found";
+    why_not = no_gpu_reason(e);
     return nullptr;
   }
   check_module_loading_mode();

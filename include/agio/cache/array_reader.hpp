@@ -18,7 +18,7 @@
 // reader never holds a line while it waits. A thread with two readers (SpMV's columns and
 // values) does hold one line while the other waits for a fill: such threads need sets with
 // room for the lines they hold besides the ones they wait for, as in a cache large enough for
-// the data (bench/cache/whole_cache.hpp). Otherwise waits end at the cache's deadline with a
+// the data (eval/cache/whole_cache.hpp). Otherwise waits end at the cache's deadline with a
 // timeout status instead of finishing.
 #include <cstdint>
 

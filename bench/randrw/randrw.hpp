@@ -1,6 +1,0 @@
-#pragma once
-// The randrw benchmark (AGILE Figures 5 and 6): random reads and writes through agio beside
-// the store's own ceiling, measured in the same run.
-namespace agio::bench {
-int randrw_main(int argc, char** argv, int first);
-}

@@ -1,0 +1,173 @@
+#pragma once
+// The graph kernels of AGILE §4.5 and BaM's evaluation (BFS, SpMV, connected components) as
+// jobs that run as GPU kernels (launch_job_kernel) or on CPU threads (run_job). Each reads the
+// edge arrays through a source's per-thread reader: native_source for arrays in device memory,
+// cached_source for arrays in a store read through agio's cache, so the two variants are the
+// same code. Vertex
+// arrays (row offsets, levels, labels, x, y) are always in device memory. No application-level
+// optimization, as in the paper: the differences measured are the data path's.
+#include <cstdint>
+
+#include "agio/cache/array_view.hpp"
+#include "agio/portable.hpp"
+#include "graph/reference.hpp"
+
+namespace agio::bench::graph {
+
+template <class T>
+struct native_source {
+  const T* data;
+  AGIO_HD T at(std::uint64_t i) const { return data[i]; }
+  // Plain loads keep no state: the source is its own reader.
+  AGIO_HD native_source reader() const { return *this; }
+};
+
+// Element i of an array stored from element `first` of device 0 on: at() reads one element
+// through the array view (a pin per element), a thread's reader walks runs of elements with a
+// pin per line (agio/cache/array_reader.hpp). A failed read gives T{}, which the result check
+// catches (rt.check() names the cause).
+template <class T, class Policy, class IO = io_handle>
+struct cached_source {
+  cache::array_view<T, Policy, cache::no_lock_chain, cache::no_share_table, IO> view;
+  std::uint64_t first;
+
+  AGIO_HD T at(std::uint64_t i) const {
+    // A failed read leaves T{}: the evaluation checks the runtime's error record after the run.
+    T v{};
+    (void)view.get(0, first + i, v);
+    return v;
+  }
+
+  struct reader_type {
+    cache::array_reader<T, Policy, cache::no_lock_chain, cache::no_share_table, IO> elements;
+    std::uint64_t first;
+    AGIO_HD T at(std::uint64_t i) {
+      T v{};
+      (void)elements.get(first + i, v);
+      return v;
+    }
+  };
+  AGIO_HD reader_type reader() const { return {view.reader(0), first}; }
+};
+
+// Marks the unvisited targets of edges [first, end) as at level + 1 and says whether it marked
+// any. Concurrent marks of one vertex all write the same value. `col` is a source's reader.
+template <class Reader>
+AGIO_HD bool bfs_visit(Reader& col, std::uint64_t first, std::uint64_t end, std::uint32_t* levels, std::uint32_t level) {
+  using detail::scope;
+  bool marked = false;
+  for (std::uint64_t e = first; e < end; ++e) {
+    const std::uint32_t u = col.at(e);
+    if (detail::load<scope::device>(levels[u], detail::relaxed) == unvisited) {
+      detail::store<scope::device>(levels[u], level + 1, detail::relaxed);
+      marked = true;
+    }
+  }
+  return marked;
+}
+
+// One level of a level-synchronous BFS: vertices at `level` mark unvisited neighbours.
+template <class Cols>
+struct bfs_job {
+  Cols col;
+  const std::uint64_t* row;
+  std::uint32_t* levels;
+  std::uint32_t* changed;
+  std::uint32_t n;
+  std::uint32_t level;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    using detail::scope;
+    auto cols = col.reader();
+    for (std::uint32_t v = t; v < n; v += threads) {
+      if (detail::load<scope::device>(levels[v], detail::relaxed) != level) continue;
+      if (bfs_visit(cols, row[v], row[v + 1], levels, level)) detail::store<scope::device>(*changed, 1u, detail::relaxed);
+    }
+  }
+};
+
+// A frontier vertex whose out-edges a CPU pipeline staged in device memory, from `first` on.
+struct staged_vertex {
+  std::uint64_t first;
+  std::uint32_t vertex;
+};
+
+// One level of BFS over a list of frontier vertices with their edges staged (the host found
+// the frontier, so there is no "changed" flag).
+struct bfs_staged_job {
+  const std::uint32_t* edges;
+  const staged_vertex* vertices;
+  std::uint32_t count;
+  const std::uint64_t* row;
+  std::uint32_t* levels;
+  std::uint32_t level;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    native_source<std::uint32_t> staged{edges};
+    for (std::uint32_t i = t; i < count; i += threads) {
+      const staged_vertex s = vertices[i];
+      const std::uint64_t degree = row[s.vertex + 1] - row[s.vertex];
+      bfs_visit(staged, s.first, s.first + degree, levels, level);
+    }
+  }
+};
+
+// Scalar CSR SpMV, one row per thread: y = A x with x in device memory.
+template <class Cols, class Vals>
+struct spmv_job {
+  Cols col;
+  Vals val;
+  const std::uint64_t* row;
+  const float* x;
+  float* y;
+  std::uint32_t n;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    auto cols = col.reader();
+    auto vals = val.reader();
+    for (std::uint32_t r = t; r < n; r += threads) {
+      float acc = 0;
+      for (std::uint64_t e = row[r]; e < row[r + 1]; ++e) acc += vals.at(e) * x[cols.at(e)];
+      y[r] = acc;
+    }
+  }
+};
+
+// One sweep of label propagation for connected components, edges taken as undirected: each
+// edge (v, u) lowers the larger of its ends' labels to the smaller. Labels start as vertex ids
+// and only fall, so once a sweep lowers nothing every edge joins equal labels and each
+// component carries its smallest id (cc_reference's labels). Lowering both ends gives the weak
+// components of a directed graph from its out-edges alone.
+template <class Cols>
+struct cc_job {
+  Cols col;
+  const std::uint64_t* row;
+  std::uint32_t* labels;
+  std::uint32_t* changed;
+  std::uint32_t n;
+
+  // Atomic minimum. Lock-free: an exchange fails only because another thread lowered the label,
+  // which a label can do only finitely often.
+  AGIO_HD static bool lower(std::uint32_t& label, std::uint32_t to) {
+    std::uint32_t seen = detail::load<detail::scope::device>(label, detail::relaxed);
+    while (to < seen) {
+      if (detail::compare_exchange<detail::scope::device>(label, seen, to, detail::relaxed)) return true;
+    }
+    return false;
+  }
+
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    using detail::scope;
+    auto cols = col.reader();
+    for (std::uint32_t v = t; v < n; v += threads) {
+      bool lowered = false;
+      for (std::uint64_t e = row[v]; e < row[v + 1]; ++e) {
+        const std::uint32_t u = cols.at(e);
+        const std::uint32_t mine = detail::load<scope::device>(labels[v], detail::relaxed);
+        const std::uint32_t theirs = detail::load<scope::device>(labels[u], detail::relaxed);
+        if (theirs < mine) lowered = lower(labels[v], theirs) || lowered;
+        if (mine < theirs) lowered = lower(labels[u], mine) || lowered;
+      }
+      if (lowered) detail::store<scope::device>(*changed, 1u, detail::relaxed);
+    }
+  }
+};
+
+}  // namespace agio::bench::graph

@@ -1,0 +1,468 @@
+// agio bench io (formerly `agio bench randrw`), a fio-like benchmark: 4 KiB and 64 KiB random
+// reads and writes from device threads through agio, swept over outstanding requests and
+// devices, each point beside the store's ceiling: a CPU loop with the controller's thread count
+// and the same total queue depth, driving the store directly (io_uring for files, memcpy and
+// the profile for RAM) into pinned memory.
+//
+// Compiled by nvcc when CUDA is available (the jobs then run as GPU kernels) and by the host
+// compiler otherwise (CPU threads).
+#include "io_bench/io_bench.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "agio/runtime/launch.hpp"
+#include "agio/runtime/runtime.hpp"
+#include "agio/store/store.hpp"
+#include "harness/backend_option.hpp"
+#include "harness/controller_time.hpp"
+#include "harness/json.hpp"
+#include "harness/mix.hpp"
+#include "harness/options.hpp"
+#include "harness/progress.hpp"
+#include "harness/scoped_file.hpp"
+#include "harness/timing.hpp"
+
+namespace agio::bench {
+namespace {
+
+// Each device thread keeps `batch` requests in flight per round: issue them all, then wait.
+// On the GPU only the first `lanes_per_warp` lanes of each warp issue requests (32: all of
+// them), so that the cost of many waiting lanes sharing one warp can be told apart. IO is the
+// runtime's controller type (--completion).
+constexpr std::uint32_t max_batch = 64;
+
+template <class IO>
+struct random_io_job {
+  IO io;
+  std::uint32_t devices;
+  std::uint64_t units;          // I/O units per device
+  std::uint32_t unit_blocks;    // LBAs per I/O
+  std::uint32_t unit_bytes;
+  std::byte* buffer;
+  std::uint64_t buffer_slots;
+  std::uint32_t batch;
+  std::uint32_t rounds;
+  std::uint32_t write;
+  std::uint64_t seed;
+  std::uint32_t* failures;
+  std::uint32_t lanes_per_warp;
+  std::uint32_t requesters;  // threads that issue requests
+
+  AGIO_HD void operator()(std::uint32_t thread, std::uint32_t) const {
+    if (thread % 32 >= lanes_per_warp) return;
+    const std::uint32_t t = thread / 32 * lanes_per_warp + thread % 32;
+    if (t >= requesters) return;
+    transaction tx[max_batch];
+    std::uint64_t state = mix64(seed ^ (std::uint64_t{t} << 20));
+    for (std::uint32_t r = 0; r < rounds; ++r) {
+      for (std::uint32_t k = 0; k < batch; ++k) {
+        state = mix64(state + k + 1);
+        const std::uint32_t dev = static_cast<std::uint32_t>(state % devices);
+        const std::uint64_t unit = (state >> 8) % units;
+        std::byte* slot = buffer + ((std::uint64_t{t} * batch + k) % buffer_slots) * unit_bytes;
+        tx[k] = write ? io.async_write(dev, unit * unit_blocks, unit_blocks, slot)
+                      : io.async_read(dev, unit * unit_blocks, unit_blocks, slot);
+      }
+      for (std::uint32_t k = 0; k < batch; ++k) {
+        if (!io.wait(tx[k]).ok()) detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+      }
+    }
+  }
+};
+
+struct point {
+  double iops = 0;
+  double seconds = 0;
+  std::uint64_t ops = 0;
+  double p50_us = 0;
+  double p99_us = 0;
+  // Mean time per command inside agio's controller (fetch to completion posted) and in the
+  // store: what the device-side latency spends outside them is the queue transport.
+  double controller_us = 0;
+  double store_us = 0;
+};
+
+
+std::vector<std::uint64_t> latency_sum(const std::vector<device_counters>& counters) {
+  std::vector<std::uint64_t> sum;
+  for (const auto& d : counters) {
+    sum.resize(d.latency_log2_ns.size());
+    for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += d.latency_log2_ns[k];
+  }
+  return sum;
+}
+
+double quantile_us(const std::vector<std::uint64_t>& before, const std::vector<std::uint64_t>& after, double q) {
+  device_counters diff;
+  diff.latency_log2_ns.resize(after.size());
+  for (std::size_t k = 0; k < after.size(); ++k) diff.latency_log2_ns[k] = after[k] - (k < before.size() ? before[k] : 0);
+  return static_cast<double>(diff.latency_quantile_ns(q)) / 1000.0;
+}
+
+// One configuration's runtime, reused across the outstanding sweep.
+struct agio_setup {
+  std::unique_ptr<runtime> rt;
+  std::byte* buffer = nullptr;
+  std::uint64_t slots = 0;
+  std::uint32_t* failures = nullptr;
+  std::uint64_t units = 0;
+  std::uint32_t unit_blocks = 0;
+};
+
+agio_setup make_setup(const std::vector<std::string>& uris, data_mover mover, completion_mode completion,
+                      std::uint32_t io_bytes, std::uint32_t max_outstanding, std::uint32_t queue_pairs,
+                      std::uint32_t depth, std::uint32_t controller_threads, backend want) {
+  runtime_options opt;
+  opt.backend = want;
+  opt.mover = mover;
+  opt.completion = completion;
+  opt.max_transfer_bytes = std::max<std::uint32_t>(io_bytes, 4096);
+  opt.controller_threads = controller_threads;
+  opt.transaction_records = std::max<std::uint32_t>(max_outstanding + 4096, 4 * queue_pairs * depth * static_cast<std::uint32_t>(uris.size()));
+  opt.wait_timeout_ms = 120'000;
+  opt.submit_timeout_ms = 120'000;
+  agio_setup s;
+  s.rt = std::make_unique<runtime>(opt);
+  for (const auto& u : uris) s.rt->attach(device_options{u, queue_pairs, depth});
+  s.rt->start();
+  const auto devs = s.rt->devices();
+  s.unit_blocks = io_bytes / devs[0].lba_bytes;
+  s.units = devs[0].capacity_blocks / s.unit_blocks;
+  // One buffer slot per request in flight, up to 1 GiB; beyond that requests share slots.
+  s.slots = std::min<std::uint64_t>(max_outstanding, (1ull << 30) / io_bytes);
+  s.buffer = static_cast<std::byte*>(s.rt->allocate_device(s.slots * io_bytes));
+  s.failures = static_cast<std::uint32_t*>(s.rt->allocate_device(sizeof(std::uint32_t)));
+  return s;
+}
+
+point run_agio(agio_setup& s, std::uint32_t devices, std::uint32_t io_bytes, std::uint64_t outstanding, bool write,
+               double target_seconds, std::uint32_t lanes_per_warp) {
+  runtime& rt = *s.rt;
+  const bool gpu = rt.backend() == backend::gpu;
+  // On the GPU every request in flight is a thread of its own; CPU threads each keep a batch.
+  const std::uint32_t threads = gpu ? static_cast<std::uint32_t>(outstanding)
+                                    : static_cast<std::uint32_t>(std::min<std::uint64_t>(outstanding, 16));
+  const std::uint32_t batch = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(max_batch, (outstanding + threads - 1) / threads));
+  const std::uint32_t lanes = gpu ? std::clamp<std::uint32_t>(lanes_per_warp, 1, 32) : 32;
+  return with_io(rt, [&](const auto& io) {
+    random_io_job job{io, devices, s.units, s.unit_blocks, io_bytes, s.buffer, s.slots, batch, 1,
+                      write ? 1u : 0u, 12345, s.failures, lanes, threads};
+    const std::uint32_t launched = gpu ? (threads + lanes - 1) / lanes * 32 : threads;
+    // Calibrate with a short run, then size the measured run to the target time.
+    const double per_round = run_job(rt, launched, job);
+    job.rounds = static_cast<std::uint32_t>(std::clamp(target_seconds / std::max(per_round, 1e-6), 1.0, 100000.0));
+    job.seed = 777 + outstanding;
+    const std::vector<device_counters> counters_before = rt.counters();
+    const auto before = latency_sum(counters_before);
+    const controller_time time_before = controller_time_sum(counters_before);
+    point p;
+    p.seconds = run_job(rt, launched, job);
+    const std::vector<device_counters> counters_after = rt.counters();
+    const auto after = latency_sum(counters_after);
+    const controller_time time_after = controller_time_sum(counters_after);
+    if (const std::uint64_t commands = time_after.commands - time_before.commands; commands != 0) {
+      p.controller_us = static_cast<double>(time_after.controller_ns - time_before.controller_ns) / 1e3 / commands;
+      p.store_us = static_cast<double>(time_after.store_ns - time_before.store_ns) / 1e3 / commands;
+    }
+    p.ops = std::uint64_t{threads} * batch * job.rounds;
+    p.iops = static_cast<double>(p.ops) / p.seconds;
+    p.p50_us = quantile_us(before, after, 0.5);
+    p.p99_us = quantile_us(before, after, 0.99);
+    std::uint32_t failures = 0;
+    rt.copy_to_host(&failures, s.failures, sizeof failures);
+    rt.check();
+    if (failures != 0) throw std::runtime_error("io bench: " + std::to_string(failures) + " requests failed");
+    return p;
+  });
+}
+
+// The store's own ceiling: `threads` host threads, each with its own channel holding
+// outstanding / threads requests, random offsets, into pinned memory.
+point run_ceiling(const std::vector<std::unique_ptr<store>>& stores, std::uint32_t io_bytes,
+                  std::uint64_t outstanding, bool write, unsigned threads, double seconds,
+                  const host_memory& memory) {
+  threads = static_cast<unsigned>(std::min<std::uint64_t>(threads, outstanding));
+  const std::uint32_t depth = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, outstanding / threads));
+  // Requests share buffer slots beyond this many per thread; the data is not looked at.
+  const std::uint32_t slots = std::min<std::uint32_t>(depth, 256);
+  std::atomic<std::uint64_t> total{0};
+  std::atomic<unsigned> ready{0};
+  std::atomic<std::int64_t> start_ns{0};
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      std::vector<std::unique_ptr<store_channel>> channels;
+      for (auto& s : stores) channels.push_back(s->open_channel(depth));
+      auto* buf = static_cast<std::byte*>(memory.allocate(std::size_t{slots} * io_bytes));
+      std::mt19937_64 rng(t + 99);
+      std::vector<store_result> results(depth);
+      std::uint64_t done = 0;
+      std::vector<std::uint32_t> inflight(channels.size(), 0);
+      std::uint32_t next_slot = 0;
+      // Every thread starts measuring together, once all have set up.
+      if (ready.fetch_add(1) + 1 == threads) {
+        start_ns = std::chrono::steady_clock::now().time_since_epoch().count();
+      }
+      while (start_ns.load() == 0) std::this_thread::yield();
+      const auto stop_at = std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(start_ns.load())) +
+                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+      while (std::chrono::steady_clock::now() < stop_at) {
+        for (std::size_t c = 0; c < channels.size(); ++c) {
+          // The thread's `depth` requests spread over its channels, exactly `depth` in all.
+          const std::uint32_t share = static_cast<std::uint32_t>(depth / channels.size() + (c < depth % channels.size() ? 1 : 0));
+          while (inflight[c] < share) {
+            const std::uint64_t units = stores[c]->capacity_bytes() / io_bytes;
+            const store_io io{write ? store_op::write : store_op::read, (rng() % units) * io_bytes,
+                                     io_bytes, buf + std::size_t{next_slot++ % slots} * io_bytes, 0};
+            if (!channels[c]->submit(io)) break;
+            ++inflight[c];
+          }
+          channels[c]->push();
+          const std::size_t n = channels[c]->reap(results);
+          for (std::size_t i = 0; i < n; ++i) {
+            if (results[i].result != io_bytes) throw std::runtime_error("ceiling loop: store I/O failed");
+          }
+          inflight[c] -= static_cast<std::uint32_t>(n);
+          done += n;
+        }
+      }
+      for (std::size_t c = 0; c < channels.size(); ++c) {
+        while (channels[c]->in_flight() != 0) {
+          channels[c]->push();
+          inflight[c] -= static_cast<std::uint32_t>(channels[c]->reap(results));
+        }
+      }
+      total += done;
+      channels.clear();
+      memory.release(buf);
+    });
+  }
+  for (auto& th : pool) th.join();
+  point p;
+  p.seconds = seconds;
+  p.ops = total.load();
+  p.iops = static_cast<double>(p.ops) / p.seconds;
+  return p;
+}
+
+// Pinned host-to-device copy bandwidth, the ceiling for moving reads into GPU memory.
+double h2d_copy_gbps(runtime& rt) {
+#if defined(__CUDACC__)
+  if (rt.backend() != backend::gpu) return 0;
+  const std::size_t bytes = 256u << 20;
+  void* host = rt.allocate_host(bytes);
+  void* dev = rt.allocate_device(bytes);
+  const cuda_stream stream;
+  const cudaStream_t s = stream.get();
+  cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, s);
+  cudaStreamSynchronize(s);
+  constexpr int reps = 8;
+  const double secs = wall_seconds([&] {
+    for (int i = 0; i < reps; ++i) cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, s);
+    throw_on_cuda_error(cudaStreamSynchronize(s), "h2d copy");
+  });
+  rt.free(host);
+  rt.free(dev);
+  return static_cast<double>(bytes) * reps / secs / 1e9;
+#else
+  (void)rt;
+  return 0;
+#endif
+}
+
+// Writes a file store in full once, so that reads hit the disk rather than holes.
+void fill_file(const std::string& path, std::uint64_t bytes) {
+  if (std::filesystem::exists(path) && std::filesystem::file_size(path) >= bytes) return;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  std::vector<char> chunk(1 << 20);
+  std::mt19937_64 rng(5);
+  for (std::uint64_t done = 0; done < bytes; done += chunk.size()) {
+    for (std::size_t i = 0; i < chunk.size(); i += 8) {
+      const std::uint64_t x = rng();
+      std::memcpy(chunk.data() + i, &x, 8);
+    }
+    out.write(chunk.data(), static_cast<std::streamsize>(std::min<std::uint64_t>(chunk.size(), bytes - done)));
+  }
+  out.close();
+  if (!out) throw std::runtime_error("io bench: cannot write " + path);
+  // Dirty page-cache pages would make the O_DIRECT reads that follow wait for write-back.
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0 || ::fsync(fd) != 0) throw std::runtime_error("io bench: cannot fsync " + path);
+  ::close(fd);
+}
+
+struct series {
+  std::string name;      // e.g. "ram", "file", "ram-profile"
+  std::string kind;      // what the store is, for labels: emulation or real I/O
+  std::vector<std::string> uris;
+  data_mover mover;
+  std::uint32_t io_bytes;
+  bool write;
+  std::vector<std::uint64_t> outstanding;
+  bool with_ceiling;
+};
+
+const char* mover_name(data_mover m) { return m == data_mover::gpu_warps ? "gpu_warps" : "copy_engine"; }
+
+}  // namespace
+
+int io_bench_main(int argc, char** argv, int first) {
+  options opt(argc, argv, first);
+  const bool full = opt.flag("full");
+  if (opt.flag("quick") && full) throw std::invalid_argument("--quick and --full: pick one");
+  const std::string out_path = opt.get("out", "results/randrw.json");
+  const double seconds = opt.number("seconds", full ? 0.4 : 0.25);
+  // The file: store's file: one of the caller's, kept; or a temporary one, removed at the end.
+  const bool own_file = !opt.has("file");
+  const std::string file_path =
+      opt.get("file", (std::filesystem::temp_directory_path() / ("agio-io-bench-" + std::to_string(::getpid()) + ".bin")).string());
+  const std::uint64_t file_bytes = static_cast<std::uint64_t>(opt.number("file-gib", full ? 4 : 1) * (1ull << 30));
+  const std::uint64_t ram_bytes = static_cast<std::uint64_t>(opt.number("ram-gib", 1) * (1ull << 30));
+  const auto experiments = opt.list("experiments", "ram,file,devices,movers");
+  const backend want = backend_option(opt);
+  // "waiters": no completion service; waiting threads retire completions (BaM's model).
+  const std::string completion_name = opt.get("completion", "service");
+  if (completion_name != "service" && completion_name != "waiters") {
+    throw std::invalid_argument("--completion is service or waiters, not '" + completion_name + "'");
+  }
+  const completion_mode completion = completion_name == "waiters" ? completion_mode::waiters : completion_mode::service;
+  // Queue pairs in all (shared among the devices of a series): the completion service runs one
+  // warp per queue pair, so they also set how many warps retire completions and copy data.
+  const std::uint32_t queue_pairs = opt.whole<std::uint32_t>("queue-pairs", 64);
+  const std::uint32_t depth = opt.whole<std::uint32_t>("queue-depth", 128);
+  const unsigned ctl_threads = opt.whole<unsigned>("controller-threads", 8);
+  // GPU lanes per warp that issue requests (32: every lane; 1: one request thread per warp).
+  const auto lanes_per_warp = opt.whole<std::uint32_t>("lanes-per-warp", 32);
+  opt.reject_unknown();
+  if (!(seconds > 0)) throw std::invalid_argument("--seconds must be positive");
+  if (ram_bytes < (1u << 20)) throw std::invalid_argument("--ram-gib is at least 1 MiB (0.001)");
+  if (file_bytes < (1u << 20)) throw std::invalid_argument("--file-gib is at least 1 MiB (0.001)");
+  if (queue_pairs == 0) throw std::invalid_argument("--queue-pairs must be positive");
+  if (depth < 2 || depth > 4096) throw std::invalid_argument("--queue-depth is 2 to 4096");
+  if (lanes_per_warp == 0 || lanes_per_warp > 32) throw std::invalid_argument("--lanes-per-warp is 1 to 32");
+
+  const std::string ram = "ram:" + std::to_string(ram_bytes >> 20) + "M?lba=4096";
+  const std::string file = "file:" + file_path + "?lba=4096";
+  const std::string profile = "ram:" + std::to_string(std::min<std::uint64_t>(ram_bytes, 512ull << 20) >> 20) +
+                              "M?lba=4096&read_gbps=3.7&write_gbps=2.2";
+  const std::vector<std::uint64_t> sweep_full{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144};
+  const std::vector<std::uint64_t> sweep_quick{1, 16, 256, 4096, 16384};
+  const auto& sweep = full ? sweep_full : sweep_quick;
+  const std::vector<std::uint64_t> file_sweep{1, 4, 16, 64, 128, 256, 1024};
+
+  std::vector<series> plan;
+  for (const auto& e : experiments) {
+    if (e == "ram") {
+      for (std::uint32_t size : {4096u, 65536u})
+        for (bool w : {false, true}) plan.push_back({"ram", "ram: store (pinned host RAM, no profile)", {ram}, data_mover::gpu_warps, size, w, sweep, true});
+    } else if (e == "movers") {
+      for (std::uint32_t size : {4096u, 65536u})
+        for (bool w : {false, true})
+          plan.push_back({"ram-copy_engine", "ram: store, copy-engine mover", {ram}, data_mover::copy_engine, size, w, sweep, false});
+    } else if (e == "file") {
+      for (bool w : {false, true}) plan.push_back({"file", "file: store on the machine's disk (real I/O)", {file}, data_mover::gpu_warps, 4096, w, file_sweep, true});
+    } else if (e == "devices") {
+      for (std::uint32_t n = 1; n <= 4; ++n) {
+        std::vector<std::string> uris(n, profile);
+        for (bool w : {false, true})
+          plan.push_back({"profile-x" + std::to_string(n), "ram: stores emulating a 3.7 GB/s read / 2.2 GB/s write SSD", uris,
+                          data_mover::gpu_warps, 4096, w, {std::uint64_t{4096} * n}, true});
+      }
+    } else {
+      throw std::invalid_argument("--experiments: unknown experiment '" + e + "' (ram, file, devices, movers)");
+    }
+  }
+  std::optional<scoped_file> temporary;
+  if (std::find(experiments.begin(), experiments.end(), "file") != experiments.end()) {
+    std::fprintf(stderr, "preparing %s (%.1f GiB, %s)...\n", file_path.c_str(), static_cast<double>(file_bytes) / (1ull << 30),
+                 own_file ? "removed at the end; --file PATH keeps one" : "kept");
+    if (own_file) temporary.emplace(file_path);
+    fill_file(file_path, file_bytes);
+  }
+
+  std::size_t total_points = 0;
+  for (const auto& s : plan) total_points += s.outstanding.size() * (s.with_ceiling ? 2 : 1);
+  progress bar(total_points);
+  result_document doc;
+  std::string description;
+  double h2d = 0;
+
+  for (const auto& s : plan) {
+    const std::uint64_t max_out = *std::max_element(s.outstanding.begin(), s.outstanding.end());
+    agio_setup setup = make_setup(s.uris, s.mover, completion, s.io_bytes, static_cast<std::uint32_t>(max_out),
+                                  std::max<std::uint32_t>(1, queue_pairs / static_cast<std::uint32_t>(s.uris.size())),
+                                  depth, ctl_threads, want);
+    if (description.empty()) {
+      description = setup.rt->describe();
+      h2d = h2d_copy_gbps(*setup.rt);
+    }
+    host_memory memory{[&setup](std::size_t n) { return setup.rt->allocate_host(n); },
+                              [&setup](void* p) { setup.rt->free(p); }};
+    // The ceiling drives its own instances of the same stores, opened once per series.
+    std::vector<std::unique_ptr<store>> ceiling_stores;
+    if (s.with_ceiling) {
+      for (const auto& u : s.uris) ceiling_stores.push_back(open_store(u, memory));
+    }
+    for (std::uint64_t outstanding : s.outstanding) {
+      const std::string label = s.name + (s.write ? " write " : " read ") + std::to_string(s.io_bytes / 1024) +
+                                "KiB out=" + std::to_string(outstanding);
+      const point p = run_agio(setup, static_cast<std::uint32_t>(s.uris.size()), s.io_bytes, outstanding, s.write, seconds,
+                               lanes_per_warp);
+      bar.step(label);
+      const auto emit = [&](const char* system, const point& q) {
+        json_object o;
+        o.set("series", s.name).set("store", s.kind).set("system", std::string(system));
+        o.set("mover", std::string(mover_name(s.mover))).set("op", std::string(s.write ? "write" : "read"));
+        o.set("io_bytes", std::int64_t{s.io_bytes}).set("devices", static_cast<std::int64_t>(s.uris.size()));
+        o.set("outstanding", static_cast<std::int64_t>(outstanding)).set("iops", q.iops);
+        o.set("gbps", q.iops * s.io_bytes / 1e9).set("seconds", q.seconds).set("ops", static_cast<std::int64_t>(q.ops));
+        if (q.p50_us > 0) o.set("p50_us", q.p50_us).set("p99_us", q.p99_us);
+        if (q.controller_us > 0) o.set("controller_us", q.controller_us).set("store_us", q.store_us);
+        doc.points.push_back(o);
+        std::printf("%-18s %-5s %3uKiB dev=%zu out=%-7llu %-14s %10.0f IOPS %7.2f GB/s", s.name.c_str(),
+                    s.write ? "write" : "read", s.io_bytes / 1024, s.uris.size(),
+                    static_cast<unsigned long long>(outstanding), system, q.iops, q.iops * s.io_bytes / 1e9);
+        if (q.controller_us > 0) std::printf("  (controller %.1f us, store %.1f us)", q.controller_us, q.store_us);
+        std::printf("\n");
+      };
+      emit("agio", p);
+      if (s.with_ceiling) {
+        const point c = run_ceiling(ceiling_stores, s.io_bytes, outstanding, s.write, ctl_threads, seconds, memory);
+        bar.step(label + " ceiling");
+        emit("cpu-ceiling", c);
+      }
+    }
+    ceiling_stores.clear();
+    setup.rt->stop();
+  }
+
+  doc.set_header("randrw", description, argc, argv);
+  doc.config.set("profile", std::string(full ? "full" : "quick")).set("seconds_per_point", seconds);
+  doc.config.set("queue_pairs", std::int64_t{queue_pairs}).set("queue_depth", std::int64_t{depth});
+  doc.config.set("controller_threads", std::int64_t{ctl_threads}).set("lanes_per_warp", std::int64_t{lanes_per_warp});
+  doc.config.set("file", file).set("ram", ram);
+  doc.config.set("completion", completion_name);
+  doc.config.set("profile_store", profile).set("h2d_copy_gbps", h2d);
+  doc.save(out_path);
+  std::printf("device: %s\npinned host-to-device copy: %.1f GB/s\nresults: %s\n", description.c_str(), h2d,
+              out_path.c_str());
+  return 0;
+}
+
+}  // namespace agio::bench
