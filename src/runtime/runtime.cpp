@@ -342,7 +342,7 @@ void runtime::stop() {
     plat.copy_to_device(&s.io.control->service_mode, &exit_now, sizeof exit_now);
     plat.join_service(60'000);
     s.stop_failure = "requests were still in flight " + std::to_string(s.options.stop_timeout_ms) +
-                     " ms after stop(); their waiters get a timeout";
+                     " ms after stop(); their waiters get timeout, or stopped in wait_until_done";
   }
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   s.proxy->stop(static_cast<std::uint32_t>(std::max<std::chrono::milliseconds::rep>(left.count(), 0)));

@@ -2,6 +2,7 @@
 // transfers, statuses in words, and io_error's fields. Each runs in both completion modes.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -116,18 +117,19 @@ TEST_P(Api, WaitUntilDoneEndsWhenStopGivesUpOnTheRequest) {
   opt.stop_timeout_ms = 300;
   start("ram:64K?lba=4096&fault=hang@2", opt);
   status waited;
-  std::chrono::steady_clock::duration took{};
-  std::thread waiter([&] {
-    with([&](const auto& io) {
-      const auto begin = std::chrono::steady_clock::now();
-      waited = io.read(0, 2, 1, buffer);
-      took = std::chrono::steady_clock::now() - begin;
+  const auto begin = std::chrono::steady_clock::now();
+  auto returned = begin;
+  with([&](const auto& io) {
+    const transaction hung = io.async_read(0, 2, 1, buffer);
+    std::thread waiter([&, io] {
+      waited = io.wait_until_done(hung);
+      returned = std::chrono::steady_clock::now();
     });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // ten times wait_timeout_ms
+    EXPECT_THROW(rt->stop(), io_error);  // the hung read is aborted and its memory leaked
+    waiter.join();
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // ten turns of wait_timeout_ms
-  EXPECT_THROW(rt->stop(), io_error);  // the hung read is aborted and its memory leaked
-  waiter.join();
-  EXPECT_GE(took, std::chrono::milliseconds(200 + 300 - 50));
+  EXPECT_GE(returned - begin, std::chrono::milliseconds(200 + 300 - 50)) << "returned before stop() aborted the read";
   EXPECT_EQ(waited.result, outcome::nvme_error) << to_string(waited);
   EXPECT_EQ(waited.nvme_status, generic(spec::generic::aborted_sq_deletion)) << to_string(waited);
 }
@@ -309,6 +311,37 @@ TEST_P(Api, StoreErrorsCarryTheirErrno) {
 
 INSTANTIATE_TEST_SUITE_P(BothCompletionModes, Api, ::testing::Values(completion_mode::service, completion_mode::waiters),
                          mode_name);
+
+// The end of wait_until_done, on a handle over hand-made state: a request nobody will finish
+// (as after a stop() that could not retire it) is waited for until stop() is over, and then
+// ends with `stopped`; wait_for still ends with `timeout` at its deadline.
+TEST(WaitUntilDone, EndsWithStoppedOnceStopIsOverAndTheRequestUnfinished) {
+  io::transaction_record record{};
+  record.state = io::record_state::taken_from(0);
+  io::runtime_control control{};
+  io::io_state state{};
+  state.records = &record;
+  state.record_count = 1;
+  state.control = &control;
+  state.wait_timeout_ns = 1'000'000;
+  const controller io{state};
+  const transaction t{0, io::record_state::generation(record.state)};
+
+  EXPECT_EQ(io.wait_for(t, deadline::after_ms(20)).result, outcome::timeout);
+  status waited;
+  const auto begin = std::chrono::steady_clock::now();
+  std::thread waiter([&] { waited = io.wait_until_done(t); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a hundred wait_timeouts
+  std::atomic_ref<std::uint32_t>(control.stopped).store(1, std::memory_order_relaxed);
+  waiter.join();
+  EXPECT_GE(std::chrono::steady_clock::now() - begin, std::chrono::milliseconds(100));
+  EXPECT_EQ(waited.result, outcome::stopped) << to_string(waited);
+
+  // A request that did finish still gives its result after the stop.
+  const auto result = static_cast<std::uint64_t>(status{outcome::success, 0}.pack());
+  std::atomic_ref<std::uint64_t>(record.state).fetch_or(result, std::memory_order_release);
+  EXPECT_TRUE(io.wait_until_done(t).ok());
+}
 
 // Statuses in words: describe() for a kernel's printf, to_string() for the host.
 TEST(StatusText, EveryOutcomeHasItsOwnWordsAndNvmeStatusesAreDecoded) {

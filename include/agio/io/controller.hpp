@@ -137,7 +137,7 @@ class basic_controller : public io::io_state {
 
   // Waits for every transaction of `ts` until it finishes (wait_until_done), so that each one's
   // record comes back, and returns the first failure in the order of `ts`, or success. With
-  // `failed`, stores the index of that failure there (ts.size() when all succeeded).
+  // `failed`, stores the index of that failure there (`count` when all succeeded).
   AGIO_HD status wait_all(const transaction* ts, std::uint32_t count, std::uint32_t* failed = nullptr) const {
     status first{outcome::success, 0};
     std::uint32_t first_index = count;
@@ -274,10 +274,8 @@ class basic_controller : public io::io_state {
   // hundred times more of them, and each request in flight holds a transaction record.
   template <class Issue>
   AGIO_HD status run_windowed(std::uint32_t count, std::uint32_t* failed, Issue&& issue) const {
-    constexpr std::uint32_t most = 16;
     constexpr std::uint32_t in_flight = batch_window();
-    static_assert(in_flight <= most);
-    transaction window[most];
+    transaction window[in_flight];
     status first{outcome::success, 0};
     std::uint32_t first_index = count;
     const auto collect = [&](std::uint32_t i) {
