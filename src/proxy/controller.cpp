@@ -374,7 +374,8 @@ struct nvme_controller::worker {
     q.counters->store_ns.fetch_add(steady_ns() - state.store_started_ns, std::memory_order_relaxed);
     if (state.op == spec::opcode::flush) {
       if (r.result < 0) {
-        owner_.note_store_error(q.device, "flush failed: " + std::string(std::strerror(static_cast<int>(-r.result))));
+        owner_.note_store_error(q.device, "flush failed: " + std::string(std::strerror(static_cast<int>(-r.result))),
+                                static_cast<int>(-r.result));
         return complete(q, cid, generic_error(spec::generic::internal_error));
       }
       return complete(q, cid, ok_status);
@@ -384,7 +385,8 @@ struct nvme_controller::worker {
       const std::string cause = r.result < 0 ? std::string(std::strerror(static_cast<int>(-r.result)))
                                               : "short transfer of " + std::to_string(r.result) + " bytes";
       owner_.note_store_error(q.device, std::string(read ? "read" : "write") + " of " + std::to_string(state.bytes) +
-                                            " bytes at byte offset " + std::to_string(state.offset) + ": " + cause);
+                                            " bytes at byte offset " + std::to_string(state.offset) + ": " + cause,
+                              r.result < 0 ? static_cast<int>(-r.result) : 0);
       return complete(q, cid, read ? media_error(spec::media::unrecovered_read_error) : media_error(spec::media::write_fault));
     }
     if (read) {
@@ -539,7 +541,7 @@ void nvme_controller::stop(std::uint32_t timeout_ms) {
 
 const queue_counters& nvme_controller::counters(std::uint32_t d, std::uint32_t q) const { return *counters_.at(d).at(q); }
 
-std::string nvme_controller::first_store_error(std::uint32_t d) const {
+store_failure nvme_controller::first_store_error(std::uint32_t d) const {
   std::lock_guard lock(errors_mutex_);
   return store_errors_.at(d);
 }
@@ -558,9 +560,11 @@ void nvme_controller::note_abandoned(std::size_t in_flight) {
   abandoned_io_.fetch_add(in_flight, std::memory_order_relaxed);
 }
 
-void nvme_controller::note_store_error(std::uint32_t device, const std::string& what) {
+void nvme_controller::note_store_error(std::uint32_t device, const std::string& what, int error_number) {
   std::lock_guard lock(errors_mutex_);
-  if (store_errors_[device].empty()) store_errors_[device] = devices_[device].backing->uri() + ": " + what;
+  if (store_errors_[device].what.empty()) {
+    store_errors_[device] = {devices_[device].backing->uri() + ": " + what, error_number};
+  }
 }
 
 void nvme_controller::note_thread_failure(const std::string& what) {

@@ -42,6 +42,12 @@ struct queue_counters {
   std::atomic<std::uint64_t> store_ns{0};
 };
 
+// A store's failure as the controller saw it first on one device.
+struct store_failure {
+  std::string what;
+  int error_number = 0;
+};
+
 struct controller_options {
   unsigned threads = 1;
   data_mover mover = data_mover::gpu_warps;
@@ -73,8 +79,9 @@ class nvme_controller {
 
   // Counters of queue pair `q` of device `d`.
   const queue_counters& counters(std::uint32_t d, std::uint32_t q) const;
-  // The first store failure of device `d` in words (errno, offset), or empty.
-  std::string first_store_error(std::uint32_t d) const;
+  // The first store failure of device `d`: in words (errno, offset), or empty, and its errno
+  // (0 when it had none: a short transfer).
+  store_failure first_store_error(std::uint32_t d) const;
   // The first failure of a controller thread itself (e.g. the copy engine), or empty. A thread
   // that fails answers every command of its queues from then on with "internal error", those
   // it had fetched included, and never touches the store again.
@@ -87,7 +94,7 @@ class nvme_controller {
 
  private:
   struct worker;
-  void note_store_error(std::uint32_t device, const std::string& what);
+  void note_store_error(std::uint32_t device, const std::string& what, int error_number = 0);
   void note_thread_failure(const std::string& what);
   void note_abandoned(std::size_t in_flight);
 
@@ -101,7 +108,7 @@ class nvme_controller {
   std::atomic<std::uint64_t> abort_ns_{no_deadline};
   std::atomic<std::uint64_t> abandoned_io_{0};
   mutable std::mutex errors_mutex_;
-  std::vector<std::string> store_errors_;
+  std::vector<store_failure> store_errors_;
   std::string thread_failure_;
   bool stopped_ = false;
 };

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -396,7 +397,7 @@ void runtime::stop() {
     plat.copy_to_device(&s.io.control->service_mode, &exit_now, sizeof exit_now);
     plat.join_service(60'000);
     s.stop_failure = "requests were still in flight " + std::to_string(s.options.stop_timeout_ms) +
-                     " ms after stop(); their waiters get a timeout";
+                     " ms after stop(); their waiters get timeout, or stopped in wait_until_done";
   }
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   s.proxy->stop(static_cast<std::uint32_t>(std::max<std::chrono::milliseconds::rep>(left.count(), 0)));
@@ -417,6 +418,9 @@ void runtime::stop() {
                       std::to_string(s.options.stop_timeout_ms) +
                       " ms, or by a failed controller thread); the queue memory they may still write into is leaked";
   }
+  // Threads still waiting until their requests finish learn that none will any more.
+  const std::uint32_t over = 1;
+  plat.copy_to_device(&s.io.control->stopped, &over, sizeof over);
   if (hook_failure) std::rethrow_exception(hook_failure);
   if (!s.stop_failure.empty()) throw io_error("agio: " + s.stop_failure);
 }
@@ -485,39 +489,96 @@ void runtime::unregister_memory(void* p) { s_->iova.remove(reinterpret_cast<std:
 void runtime::copy_to_device(void* dst, const void* src, std::size_t bytes) { s_->plat->copy_to_device(dst, src, bytes); }
 void runtime::copy_to_host(void* dst, const void* src, std::size_t bytes) { s_->plat->copy_to_host(dst, src, bytes); }
 
-// The first failed request in words: what it was, and why it failed or was refused.
-std::string runtime::describe_failure(const io::error_record& e) const {
+// The first failed request's fields, as the device side recorded them, with what the host
+// knows beside them: the device's URI and the store's own cause.
+failed_request runtime::failure_fields(const io::error_record& e) const {
   const state& s = *s_;
-  const status st = status::unpack(e.result);
-  std::ostringstream msg;
-  if (e.cause != io::failure_cause::no_such_device) {
-    msg << "device " << e.device << " (" << s.devices.at(e.device).options.uri << "): ";
+  failed_request f;
+  f.device = e.device;
+  if (e.device < s.devices.size()) f.uri = s.devices[e.device].options.uri;
+  f.opcode = static_cast<spec::opcode>(e.opcode);
+  f.lba = e.lba;
+  f.blocks = e.blocks;
+  f.buffer = e.buffer;
+  f.byte_offset = e.byte_offset;
+  f.byte_count = e.byte_count;
+  f.result = status::unpack(e.result);
+  f.refusal = e.cause;
+  if (e.cause == io::failure_cause::completed && s.proxy && e.device < s.devices.size()) {
+    const proxy::store_failure store = s.proxy->first_store_error(e.device);
+    f.store_error = store.what;
+    f.error_number = store.error_number;
   }
-  msg << opcode_name(e.opcode) << " of " << e.blocks << " blocks at LBA " << e.lba;
-  if (e.cause != io::failure_cause::completed) msg << " refused (" << agio::describe(st.result) << "): ";
-  switch (e.cause) {
-    case io::failure_cause::completed:
-      msg << " failed: ";
-      if (st.result == outcome::nvme_error) {
-        msg << "NVMe status 0x" << std::hex << st.nvme_status << std::dec << " ("
-            << spec::describe_status(st.nvme_status) << ")";
+  return f;
+}
+
+namespace {
+
+// What the caller did wrong with a request's buffer, when the NVMe status points at it: the
+// controller answers data transfer error for memory it may not reach and PRP offset invalid for
+// a buffer that is not dword aligned (NVMe PRP rules). Empty when the buffer is not the cause.
+std::string buffer_fault(const failed_request& f, std::uint32_t lba_bytes, const proxy::iova_table& iova) {
+  if (f.result.result != outcome::nvme_error || f.buffer == 0 || f.refusal != io::failure_cause::completed) return {};
+  if (spec::status_code_type(f.result.nvme_status) != spec::status_type::generic) return {};
+  std::ostringstream msg;
+  switch (spec::status_code(f.result.nvme_status)) {
+    case spec::generic::prp_offset_invalid:
+      if (f.buffer % 4 == 0) return {};
+      msg << "buffer misaligned: offset " << f.buffer % 4 << ", needs 4-byte alignment (buffer 0x" << std::hex
+          << f.buffer << ")";
+      return msg.str();
+    case spec::generic::data_transfer_error: {
+      proxy::iova_table::reader reader(iova);
+      const std::uint64_t bytes = std::uint64_t{f.blocks} * lba_bytes;
+      if (reader.translate(f.buffer, bytes)) return {};
+      if (reader.translate(f.buffer, 1)) {
+        msg << "buffer 0x" << std::hex << f.buffer << std::dec << " of " << bytes
+            << " bytes runs past the end of the memory registered with the runtime";
       } else {
-        msg << agio::describe(st.result);
+        msg << "buffer not registered with the runtime (0x" << std::hex << f.buffer << std::dec
+            << "; use allocate_device, allocate_host or register_memory)";
       }
-      if (s.proxy) {
-        const std::string cause = s.proxy->first_store_error(e.device);
-        if (!cause.empty()) msg << "; store reported: " << cause;
+      return msg.str();
+    }
+    default: return {};
+  }
+}
+
+}  // namespace
+
+// The first failed request in words: what the caller asked for, and why it failed or was refused.
+std::string runtime::describe_failure(const failed_request& f) const {
+  const state& s = *s_;
+  std::ostringstream msg;
+  if (f.refusal != io::failure_cause::no_such_device) msg << "device " << f.device << " (" << f.uri << "): ";
+  const char* op = opcode_name(static_cast<std::uint32_t>(f.opcode));
+  if (f.refusal == io::failure_cause::misaligned) {
+    msg << op << " of " << f.byte_count << " bytes at byte offset " << f.byte_offset;
+  } else {
+    msg << op << " of " << f.blocks << " blocks at LBA " << f.lba;
+  }
+  if (f.refusal != io::failure_cause::completed) msg << " refused (" << agio::describe(f.result.result) << "): ";
+  switch (f.refusal) {
+    case io::failure_cause::completed: {
+      msg << " failed: ";
+      const std::string fault = buffer_fault(f, s.devices.at(f.device).store->lba_bytes(), s.iova);
+      if (!fault.empty()) {
+        msg << fault << "; " << to_string(f.result);
+      } else {
+        msg << to_string(f.result);
       }
+      if (!f.store_error.empty()) msg << "; store reported: " << f.store_error;
       break;
+    }
     case io::failure_cause::zero_blocks:
-      msg << opcode_name(e.opcode) << " of 0 blocks";
+      msg << op << " of 0 blocks";
       break;
     case io::failure_cause::too_many_blocks:
-      msg << "transfer of " << e.blocks << " blocks exceeds the device's maximum of "
-          << s.options.max_transfer_bytes / s.devices.at(e.device).store->lba_bytes() << " (max_transfer_bytes)";
+      msg << "transfer of " << f.blocks << " blocks exceeds the device's maximum of "
+          << s.options.max_transfer_bytes / s.devices.at(f.device).store->lba_bytes() << " (max_transfer_bytes)";
       break;
     case io::failure_cause::no_such_device:
-      msg << "device " << e.device << " does not exist (" << s.devices.size() << " attached)";
+      msg << "device " << f.device << " does not exist (" << s.devices.size() << " attached)";
       break;
     case io::failure_cause::no_record:
       msg << "all " << s.io.record_count << " transaction records in use; raise "
@@ -529,24 +590,37 @@ std::string runtime::describe_failure(const io::error_record& e) const {
       msg << "every queue of the device stayed full for submit_timeout_ms (" << s.options.submit_timeout_ms
           << " ms)";
       break;
+    case io::failure_cause::misaligned: {
+      const std::uint32_t lba_bytes = s.devices.at(f.device).store->lba_bytes();
+      if (f.byte_offset % lba_bytes != 0) {
+        msg << "byte offset " << f.byte_offset << " is not a multiple of the device's " << lba_bytes
+            << "-byte LBA";
+      } else {
+        msg << "size " << f.byte_count << " is not a multiple of the device's " << lba_bytes << "-byte LBA";
+      }
+      break;
+    }
   }
   return msg.str();
 }
 
 void runtime::check() const {
   const state& s = *s_;
-  std::string request;
+  std::optional<failed_request> request;
   if (s.first_error != nullptr &&
       std::atomic_ref<std::uint32_t>(s.first_error->valid).load(std::memory_order_acquire) != 0) {
-    request = describe_failure(*s.first_error);
+    request = failure_fields(*s.first_error);
   }
+  const std::string words = request ? describe_failure(*request) : std::string();
   // A failed controller fails the requests it held, so its cause comes first.
   const std::string failure = s.proxy ? s.proxy->thread_failure() : std::string();
   if (!failure.empty()) {
-    throw io_error("agio: controller failure: " + failure +
-                   (request.empty() ? std::string() : "; first failed request: " + request));
+    const std::string what =
+        "agio: controller failure: " + failure + (request ? "; first failed request: " + words : std::string());
+    if (request) throw io_error(what, std::move(*request), failure);
+    throw io_error(what, failure);
   }
-  if (!request.empty()) throw io_error("agio: " + request);
+  if (request) throw io_error("agio: " + words, std::move(*request));
 }
 
 std::vector<device_counters> runtime::counters() const {

@@ -4,7 +4,7 @@
 //
 //   agio_crash_test --writer direct|cache --ending kill|stop [--rounds N] [--seed S]
 //
-// writer direct: controller::write, then async_flush + wait, then report (two threads).
+// writer direct: io_handle::write, then async_flush + wait, then report (two threads).
 // writer cache:  writes through a small software_cache (evicting as it goes), then flush(),
 //                then report.
 // ending kill:   SIGKILL at a random moment after the first report.

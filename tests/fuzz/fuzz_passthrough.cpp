@@ -1,6 +1,6 @@
 // libFuzzer target: the proxy controller's command validation. Each input is one 64-byte
 // submission entry, a control byte and up to two pages of PRP list, submitted through
-// controller::async_passthrough to a runtime on CPU threads with a small RAM store.
+// io_handle::async_passthrough to a runtime on CPU threads with a small RAM store.
 // Required: no crash, no sanitizer report, an answer by the deadline (never a hang), an NVMe
 // error for every command the NVMe rules make invalid (invalid_by_spec), a successful write that stored exactly
 // the memory its PRPs describe (not the passed buffer's bytes, nor a stale bounce slot's), and a

@@ -42,13 +42,14 @@ class ControllerFailure : public ::testing::TestWithParam<completion_mode> {
     return with_io(*rt, std::forward<Body>(body));
   }
 
-  std::string check_message() const {
+  // What check() throws; one without a request when it throws nothing.
+  io_error checked() const {
     try {
       rt->check();
     } catch (const io_error& e) {
-      return e.what();
+      return e;
     }
-    return "";
+    return io_error("check() threw nothing");
   }
 
   struct stop_outcome {
@@ -102,9 +103,10 @@ TEST_P(ControllerFailure, CrashFailsEveryRequestOfTheThreadAndCheckNamesTheCause
     // Failed at once: neither the store's 300 ms latency nor a wait deadline ran out.
     EXPECT_LT(waited, std::chrono::milliseconds(250));
   });
-  const std::string msg = check_message();
-  EXPECT_NE(msg.find("controller"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("injected crash at LBA 5"), std::string::npos) << msg;
+  const io_error e = checked();
+  EXPECT_NE(e.controller_failure().find("injected crash at LBA 5"), std::string::npos) << e.what();
+  ASSERT_TRUE(e.has_request()) << e.what();
+  EXPECT_EQ(e.nvme_status(), generic(spec::generic::internal_error));
   const stop_outcome stopped = timed_stop();
   EXPECT_LT(stopped.elapsed_ms, stop_timeout_ms) << stopped.report;
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <system_error>
@@ -30,13 +31,14 @@ class Faults : public ::testing::Test {
     buffer = static_cast<std::byte*>(rt->allocate_device(64 * 1024));
   }
   const io_handle& io() const { return rt->io(); }
-  std::string check_message() const {
+  // What check() throws; one without a request when it throws nothing.
+  io_error checked() const {
     try {
       rt->check();
     } catch (const io_error& e) {
-      return e.what();
+      return e;
     }
-    return "";
+    return io_error("check() threw nothing");
   }
 
   std::unique_ptr<runtime> rt;
@@ -51,10 +53,15 @@ TEST_F(Faults, LbaPastTheEndIsOutOfRangeAndReachesTheHost) {
   EXPECT_EQ(io().read(0, 255, 2, buffer).nvme_status, generic(spec::generic::lba_out_of_range));
   EXPECT_EQ(io().read(0, ~std::uint64_t{0} - 1, 4, buffer).nvme_status, generic(spec::generic::lba_out_of_range));
   EXPECT_TRUE(io().read(0, 255, 1, buffer).ok());
-  const std::string msg = check_message();
-  EXPECT_NE(msg.find("device 0 (ram:1M?lba=4096)"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("LBA 256"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("LBA out of range"), std::string::npos) << msg;
+  const io_error e = checked();
+  ASSERT_TRUE(e.has_request()) << e.what();
+  EXPECT_EQ(e.device(), 0u);
+  EXPECT_EQ(e.uri(), "ram:1M?lba=4096");
+  EXPECT_EQ(e.lba(), 256u);
+  EXPECT_EQ(e.blocks(), 1u);
+  EXPECT_EQ(e.result().result, outcome::nvme_error);
+  EXPECT_EQ(e.nvme_status(), generic(spec::generic::lba_out_of_range));
+  EXPECT_EQ(e.refusal(), io::failure_cause::completed);
 }
 
 TEST_F(Faults, ZeroBlocksAndOversizedTransfersAreRejected) {
@@ -94,17 +101,24 @@ TEST_F(Faults, StoreEioBecomesUnrecoveredReadError) {
   EXPECT_TRUE(io().read(0, 6, 1, buffer).ok());
   EXPECT_EQ(io().read(0, 6, 2, buffer).nvme_status, media(spec::media::unrecovered_read_error));
   EXPECT_EQ(io().write(0, 7, 1, buffer).nvme_status, media(spec::media::write_fault));
-  const std::string msg = check_message();
-  EXPECT_NE(msg.find("LBA 6"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("unrecovered read error"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("Input/output error"), std::string::npos) << msg;
+  const io_error e = checked();
+  EXPECT_EQ(e.lba(), 6u);
+  EXPECT_EQ(e.blocks(), 2u);
+  EXPECT_EQ(e.opcode(), spec::opcode::read);
+  EXPECT_EQ(e.nvme_status(), media(spec::media::unrecovered_read_error));
+  EXPECT_EQ(e.error_number(), EIO);
+  // The store's own words come with it.
+  EXPECT_NE(e.request().store_error.find("Input/output error"), std::string::npos) << e.what();
 }
 
 TEST_F(Faults, ShortReadFromAFileIsAnError) {
   temp_file file("short");
   start("file:" + file.path() + "?create=1M&lba=4096&fault=short@3");
   EXPECT_EQ(io().read(0, 2, 2, buffer).nvme_status, media(spec::media::unrecovered_read_error));
-  EXPECT_NE(check_message().find("short transfer"), std::string::npos) << check_message();
+  const io_error e = checked();
+  EXPECT_EQ(e.lba(), 2u);
+  EXPECT_EQ(e.error_number(), 0) << "a short transfer has no errno";
+  EXPECT_NE(e.request().store_error.find("short transfer"), std::string::npos) << e.what();
 }
 
 TEST_F(Faults, WaitDeadlinePassesThenTheRequestStillFinishes) {

@@ -72,6 +72,16 @@ struct fixture {
     }
     return "";
   }
+
+  // What check() throws; one without a request when it throws nothing.
+  io_error checked() const {
+    try {
+      rt.check();
+    } catch (const io_error& e) {
+      return e;
+    }
+    return io_error("check() threw nothing");
+  }
 };
 
 runtime_options options(completion_mode mode) {
@@ -179,7 +189,13 @@ TEST_P(Transactions, ExhaustionIsImmediateAndCheckSaysHowToRaiseTheBudget) {
       EXPECT_TRUE(f.holds(k, 40 + k));
     }
   });
-  const std::string msg = f.check_message();
+  const io_error e = f.checked();
+  ASSERT_TRUE(e.has_request()) << e.what();
+  EXPECT_EQ(e.refusal(), io::failure_cause::no_record);
+  EXPECT_EQ(e.result().result, outcome::no_resources);
+  EXPECT_EQ(e.lba(), 0u);
+  // The message tells the user what to raise.
+  const std::string msg = e.what();
   EXPECT_NE(msg.find("all 8 transaction records in use"), std::string::npos) << msg;
   EXPECT_NE(msg.find("runtime_options::transaction_records"), std::string::npos) << msg;
   EXPECT_EQ(f.rt.counters()[0].rejected, 1u);
@@ -224,20 +240,30 @@ class Refused : public ::testing::Test {
 
 TEST_F(Refused, ZeroBlocks) {
   EXPECT_EQ(f.rt.io().read(0, 9, 0, f.buffer(0)).result, outcome::invalid_argument);
-  const std::string msg = f.check_message();
-  EXPECT_NE(msg.find("read of 0 blocks"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("device 0 (ram:1M?lba=512)"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("LBA 9"), std::string::npos) << msg;
+  const io_error e = f.checked();
+  ASSERT_TRUE(e.has_request()) << e.what();
+  EXPECT_EQ(e.refusal(), io::failure_cause::zero_blocks);
+  EXPECT_EQ(e.result().result, outcome::invalid_argument);
+  EXPECT_EQ(e.device(), 0u);
+  EXPECT_EQ(e.uri(), "ram:1M?lba=512");
+  EXPECT_EQ(e.opcode(), spec::opcode::read);
+  EXPECT_EQ(e.lba(), 9u);
+  EXPECT_EQ(e.blocks(), 0u);
+  EXPECT_EQ(e.request().buffer, 0u) << "a refused request's buffer is not recorded";
   EXPECT_EQ(f.rt.counters()[0].rejected, 1u);
 }
 
 TEST_F(Refused, TooManyBlocks) {
   EXPECT_EQ(f.rt.io().write(0, 0, 300, f.buffer(0)).result, outcome::invalid_argument);
-  const std::string msg = f.check_message();
+  const io_error e = f.checked();
+  EXPECT_EQ(e.refusal(), io::failure_cause::too_many_blocks);
+  EXPECT_EQ(e.opcode(), spec::opcode::write);
+  EXPECT_EQ(e.blocks(), 300u);
+  // The message gives the maximum and the option that sets it.
+  const std::string msg = e.what();
   EXPECT_NE(msg.find("transfer of 300 blocks exceeds the device's maximum of 256 (max_transfer_bytes)"),
             std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("write"), std::string::npos) << msg;
   EXPECT_EQ(f.rt.counters()[0].rejected, 1u);
 }
 
@@ -246,8 +272,11 @@ TEST_F(Refused, NoSuchDeviceIsCountedRuntimeWide) {
   const spec::command cmd = spec::make_rw(spec::opcode::read, 0, 1, 0, 1, 0, 0);
   EXPECT_EQ(f.rt.io().wait(f.rt.io().async_passthrough(3, cmd, f.buffer(0), lba_bytes)).result,
             outcome::invalid_argument);
-  const std::string msg = f.check_message();
-  EXPECT_NE(msg.find("device 7 does not exist (1 attached)"), std::string::npos) << msg;
+  const io_error e = f.checked();
+  EXPECT_EQ(e.refusal(), io::failure_cause::no_such_device);
+  EXPECT_EQ(e.device(), 7u);
+  EXPECT_EQ(e.uri(), "");
+  EXPECT_NE(std::string(e.what()).find("device 7 does not exist (1 attached)"), std::string::npos) << e.what();
   EXPECT_EQ(f.rt.requests_for_unknown_devices(), 2u);
   EXPECT_EQ(f.rt.counters()[0].rejected, 0u);
 }
@@ -256,8 +285,9 @@ TEST_F(Refused, NoSuchDeviceIsCountedRuntimeWide) {
 TEST_F(Refused, FirstFailureWinsOverLaterOnes) {
   EXPECT_EQ(f.rt.io().read(0, 0, 0, f.buffer(0)).result, outcome::invalid_argument);
   EXPECT_EQ(f.rt.io().read(0, store_blocks, 1, f.buffer(0)).result, outcome::nvme_error);
-  const std::string msg = f.check_message();
-  EXPECT_NE(msg.find("read of 0 blocks"), std::string::npos) << msg;
+  const io_error e = f.checked();
+  EXPECT_EQ(e.refusal(), io::failure_cause::zero_blocks);
+  EXPECT_EQ(e.lba(), 0u);
   const auto c = f.rt.counters()[0];
   EXPECT_EQ(c.rejected, 1u);
   EXPECT_EQ(c.errors, 1u);
@@ -270,10 +300,12 @@ TEST(CheckNames, ControllerFailureAfterARequestError) {
   EXPECT_EQ(f.rt.io().read(0, store_blocks, 1, f.buffer(0)).result, outcome::nvme_error);
   const status crashed = f.rt.io().wait_for(f.rt.io().async_read(0, 5, 1, f.buffer(0)), deadline::after_ms(5'000));
   EXPECT_FALSE(crashed.ok());
-  const std::string msg = f.check_message();
-  EXPECT_NE(msg.find("controller failure"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("injected crash at LBA 5"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("LBA " + std::to_string(store_blocks)), std::string::npos) << msg;
+  const io_error e = f.checked();
+  EXPECT_NE(e.controller_failure().find("injected crash at LBA 5"), std::string::npos) << e.controller_failure();
+  ASSERT_TRUE(e.has_request()) << e.what();
+  EXPECT_EQ(e.lba(), store_blocks);
+  EXPECT_EQ(e.nvme_status(), spec::make_status(spec::status_type::generic, spec::generic::lba_out_of_range));
+  EXPECT_NE(std::string(e.what()).find("controller failure"), std::string::npos) << e.what();
 }
 
 }  // namespace

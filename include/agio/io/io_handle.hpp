@@ -2,14 +2,16 @@
 // The handle GPU kernels (and CPU threads) use to reach storage: asynchronous reads and writes
 // that return a transaction at once, and waits that return a status by a deadline.
 //
-// A `controller` is a plain struct of pointers, made by agio::runtime and passed by value
+// A `io_handle` is a plain struct of pointers, made by agio::runtime and passed by value
 // to kernels. Everything here runs on the device and on the host.
 //
 // Who retires completions is part of the type (runtime_options::completion picks which one
-// the runtime hands out): `controller` leaves it to the completion service, so kernels carry
+// the runtime hands out): `io_handle` leaves it to the completion service, so kernels carry
 // no completion-queue code at all (AGILE §4.6: the service keeps application kernels light);
 // `waiting_io_handle` makes waiting threads poll the queues themselves (BaM's model).
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "agio/detail/atomic.hpp"
 #include "agio/detail/backoff.hpp"
@@ -27,7 +29,7 @@
 
 namespace agio {
 
-// Where a signalled request reports its outcome (see controller::async_read_signalled).
+// Where a signalled request reports its outcome (see io_handle::async_read_signalled).
 struct completion_signal {
   std::uint32_t* word = nullptr;
   std::uint32_t on_success = 0;
@@ -53,6 +55,14 @@ struct [[nodiscard]] transaction {
   AGIO_HD bool submitted() const { return record != none; }
 };
 
+// One request of a batch (io_handle::read_all / write_all), in device blocks.
+struct block_request {
+  std::uint32_t dev = 0;
+  std::uint64_t lba = 0;
+  std::uint32_t blocks = 0;
+  void* buffer = nullptr;  // read into, or written from (a write does not modify it)
+};
+
 // The state it points to is filled in by the runtime.
 template <io::retirement Retirement>
 class basic_io_handle : public io::io_state {
@@ -65,6 +75,18 @@ class basic_io_handle : public io::io_state {
   AGIO_HD transaction async_write(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks,
                                   const void* src) const {
     return submit(spec::opcode::write, dev, lba, blocks, const_cast<void*>(src));
+  }
+  // Byte-addressed forms, for code that thinks in file offsets (as with KvikIO or cuFile):
+  // `offset` and `bytes` must be multiples of the device's LBA size (lba_bytes(dev)), else the
+  // request is refused with outcome::misaligned and nothing is issued. One request moves at
+  // most max_blocks(dev) blocks; read_bytes/write_bytes below split larger ranges.
+  AGIO_HD transaction async_read_bytes(std::uint32_t dev, std::uint64_t offset, std::uint32_t bytes,
+                                       void* dst) const {
+    return submit_bytes(spec::opcode::read, dev, offset, bytes, dst);
+  }
+  AGIO_HD transaction async_write_bytes(std::uint32_t dev, std::uint64_t offset, std::uint32_t bytes,
+                                        const void* src) const {
+    return submit_bytes(spec::opcode::write, dev, offset, bytes, const_cast<void*>(src));
   }
   // Fire-and-forget variants for layers that track completion in their own words (the cache's
   // line states): nobody waits on the request; when it finishes, its status is stored in
@@ -95,38 +117,67 @@ class basic_io_handle : public io::io_state {
     return issue(dev, &cmd, static_cast<spec::opcode>(cmd.opc()), cmd.slba(), cmd.blocks(), buffer, bytes);
   }
 
-  // Waits for `t` until `limit`. The wait that collects a finished request's status gives its
-  // record back; any later wait on `t` returns outcome::stale. A wait whose deadline passes
-  // returns timeout and abandons the request: its record comes back once it finishes. Waiting
-  // on `t` again collects the status, unless a new request needed the record first (stale).
-  // The buffer of an abandoned read must stay valid until the request finishes. When waiters
-  // retire completions (waiting_io_handle), the waiter polls the queue its command went to.
-  AGIO_HD status wait_for(transaction t, deadline limit) const {
-    if (!t.submitted()) return status::unpack(t.tag);
-    if (t.record >= record_count) return {outcome::stale, 0};  // not a handle of this runtime
-    io::transaction_record& rec = records[t.record];
-    // Acquire pairs with publish_result's release (the data is in place) and with the release
-    // of the wait that collected the request, if one did.
-    std::uint64_t word = detail::load<detail::scope::device>(rec.state, detail::acquire);
-    if (!take_back(rec, word, t.tag)) return {outcome::stale, 0};
-    const auto settled = [&] {
-      word = detail::load<detail::scope::device>(rec.state, detail::acquire);
-      return io::record_state::finished(word) || !io::record_state::held_by(word, t.tag);
-    };
-    detail::poll_until(
-        [&] {
-          if constexpr (waiters_retire) {
-            if (settled()) return true;
-            // Relaxed: a wrong queue (the record reused under a duplicate wait) is only polled.
-            service::poll_queue_if_free<service::solo_team>(
-                *this, queue_pairs[detail::load<detail::scope::device>(rec.queue_pair, detail::relaxed)]);
-          }
-          return settled();
-        },
-        limit, detail::io_wait_max_sleep_ns);
-    return end_wait(rec, word, t.tag);
-  }
+  // Three waits, by how long they may take:
+  //   wait_for(t, limit)  until `limit`; may return timeout.
+  //   wait(t)             wait_for with the runtime's wait_timeout_ms; may return timeout.
+  //   wait_until_done(t)  until the request finishes, however long that takes; never timeout.
+  //                       Its bound is the runtime's: stop() finishes or aborts every request
+  //                       within stop_timeout_ms, and should one still be unfinished when
+  //                       stop() is over, its waiter gets `stopped`. A thread waiting here
+  //                       must return before the runtime is destroyed: stop() it first.
+  // The wait that collects a finished request's status gives its record back; any later wait
+  // on `t` returns outcome::stale. A wait whose deadline passes returns timeout and abandons
+  // the request: its record comes back once it finishes. Waiting on `t` again collects the
+  // status, unless a new request needed the record first (stale). The buffer of an abandoned
+  // read must stay valid until the request finishes. When waiters retire completions
+  // (waiting_io_handle), the waiter polls the queue its command went to.
+  AGIO_HD status wait_for(transaction t, deadline limit) const { return wait_until(t, limit, false); }
   AGIO_HD status wait(transaction t) const { return wait_for(t, deadline::after_ns(wait_timeout_ns)); }
+  AGIO_HD status wait_until_done(transaction t) const { return wait_until(t, deadline::never(), true); }
+
+  // Waits for every transaction of `ts` until it finishes (wait_until_done), so that each one's
+  // record comes back, and returns the first failure in the order of `ts`, or success. With
+  // `failed`, stores the index of that failure there (`count` when all succeeded).
+  AGIO_HD status wait_all(const transaction* ts, std::uint32_t count, std::uint32_t* failed = nullptr) const {
+    status first{outcome::success, 0};
+    std::uint32_t first_index = count;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const status s = wait_until_done(ts[i]);
+      if (!s.ok() && first_index == count) {
+        first = s;
+        first_index = i;
+      }
+    }
+    if (failed != nullptr) *failed = first_index;
+    return first;
+  }
+  status wait_all(std::span<const transaction> ts, std::uint32_t* failed = nullptr) const {
+    return wait_all(ts.data(), static_cast<std::uint32_t>(ts.size()), failed);
+  }
+
+  // Submits every request of `requests` and waits for all of them, and returns the first
+  // failure in their order, or success (its index in `failed`, as wait_all). Every request is
+  // issued whatever the others' outcomes. A calling thread keeps up to batch_window() of them
+  // in flight, each holding a transaction record (runtime_options::transaction_records).
+  AGIO_HD static constexpr std::uint32_t batch_window() { return detail::on_device() ? 4 : 16; }
+  AGIO_HD status read_all(const block_request* requests, std::uint32_t count, std::uint32_t* failed = nullptr) const {
+    return run_windowed(count, failed, [&](std::uint32_t i) {
+      const block_request& r = requests[i];
+      return async_read(r.dev, r.lba, r.blocks, r.buffer);
+    });
+  }
+  AGIO_HD status write_all(const block_request* requests, std::uint32_t count, std::uint32_t* failed = nullptr) const {
+    return run_windowed(count, failed, [&](std::uint32_t i) {
+      const block_request& r = requests[i];
+      return async_write(r.dev, r.lba, r.blocks, r.buffer);
+    });
+  }
+  status read_all(std::span<const block_request> requests, std::uint32_t* failed = nullptr) const {
+    return read_all(requests.data(), static_cast<std::uint32_t>(requests.size()), failed);
+  }
+  status write_all(std::span<const block_request> requests, std::uint32_t* failed = nullptr) const {
+    return write_all(requests.data(), static_cast<std::uint32_t>(requests.size()), failed);
+  }
 
   // True once `t` has finished, or is stale (it still has to be waited on to collect its status).
   AGIO_HD bool ready(transaction t) const {
@@ -149,7 +200,7 @@ class basic_io_handle : public io::io_state {
 
   // When waiters retire completions, a thread that waits on something other than a transaction
   // (a cache line's state, set by a signalled request) calls this between looks, so that what
-  // it waits for gets retired. Empty in `controller`, whose completions the service retires.
+  // it waits for gets retired. Empty in `io_handle`, whose completions the service retires.
   AGIO_HD void help_retire(std::uint32_t dev) const {
     if constexpr (waiters_retire) {
       if (dev >= device_count) return;
@@ -160,11 +211,23 @@ class basic_io_handle : public io::io_state {
     }
   }
 
+  // Synchronous forms: submit and wait_until_done (a timeout would leave the caller nothing to
+  // wait on again, and a read's buffer in use for an unknown time).
   AGIO_HD status read(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, void* dst) const {
-    return wait(async_read(dev, lba, blocks, dst));
+    return wait_until_done(async_read(dev, lba, blocks, dst));
   }
   AGIO_HD status write(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, const void* src) const {
-    return wait(async_write(dev, lba, blocks, src));
+    return wait_until_done(async_write(dev, lba, blocks, src));
+  }
+  // Byte-addressed synchronous forms of any length: the range is split into requests of at
+  // most max_blocks(dev) blocks, up to batch_window() of them in flight. Alignment is checked
+  // for the whole range first: a misaligned one is refused (misaligned) with nothing issued.
+  AGIO_HD status read_bytes(std::uint32_t dev, std::uint64_t offset, std::uint64_t bytes, void* dst) const {
+    return transfer_bytes(spec::opcode::read, dev, offset, bytes, static_cast<std::byte*>(dst));
+  }
+  AGIO_HD status write_bytes(std::uint32_t dev, std::uint64_t offset, std::uint64_t bytes, const void* src) const {
+    return transfer_bytes(spec::opcode::write, dev, offset, bytes,
+                          const_cast<std::byte*>(static_cast<const std::byte*>(src)));
   }
 
   AGIO_HD std::uint32_t lba_bytes(std::uint32_t dev) const { return devices[dev].lba_bytes; }
@@ -172,11 +235,121 @@ class basic_io_handle : public io::io_state {
   AGIO_HD std::uint32_t max_blocks(std::uint32_t dev) const { return devices[dev].max_blocks; }
 
  private:
+  // The waits of wait_for and wait_until_done: polls until the request settles or `limit`
+  // passes, or (`until_stop`) the runtime has stopped.
+  AGIO_HD status wait_until(transaction t, deadline limit, bool until_stop) const {
+    if (!t.submitted()) return status::unpack(t.tag);
+    if (t.record >= record_count) return {outcome::stale, 0};  // not a handle of this runtime
+    io::transaction_record& rec = records[t.record];
+    // Acquire pairs with publish_result's release (the data is in place) and with the release
+    // of the wait that collected the request, if one did.
+    std::uint64_t word = detail::load<detail::scope::device>(rec.state, detail::acquire);
+    if (!take_back(rec, word, t.tag)) return {outcome::stale, 0};
+    const auto settled = [&] {
+      word = detail::load<detail::scope::device>(rec.state, detail::acquire);
+      return io::record_state::finished(word) || !io::record_state::held_by(word, t.tag);
+    };
+    // Relaxed: the record's state word, read again after this, carries the ordering.
+    const auto stopped = [&] {
+      return until_stop && detail::load<detail::scope::device>(control->stopped, detail::relaxed) != 0;
+    };
+    detail::poll_until(
+        [&] {
+          if constexpr (waiters_retire) {
+            if (settled()) return true;
+            // Relaxed: a wrong queue (the record reused under a duplicate wait) is only polled.
+            service::poll_queue_if_free<service::solo_team>(
+                *this, queue_pairs[detail::load<detail::scope::device>(rec.queue_pair, detail::relaxed)]);
+          }
+          return settled() || stopped();
+        },
+        limit, detail::io_wait_max_sleep_ns);
+    const status s = end_wait(rec, word, t.tag);
+    // Given up on at the end of stop(), not by a deadline of the caller's.
+    return s.result == outcome::timeout && until_stop ? status{outcome::stopped, 0} : s;
+  }
+
+  // Runs `count` requests made by `issue(i)`, keeping up to batch_window() of them in flight,
+  // and collects each in order. A GPU thread keeps fewer than a CPU thread: there are a
+  // hundred times more of them, and each request in flight holds a transaction record.
+  template <class Issue>
+  AGIO_HD status run_windowed(std::uint32_t count, std::uint32_t* failed, Issue&& issue) const {
+    constexpr std::uint32_t in_flight = batch_window();
+    transaction window[in_flight];
+    status first{outcome::success, 0};
+    std::uint32_t first_index = count;
+    const auto collect = [&](std::uint32_t i) {
+      const status s = wait_until_done(window[i % in_flight]);
+      if (!s.ok() && first_index == count) {
+        first = s;
+        first_index = i;
+      }
+    };
+    for (std::uint32_t i = 0; i < count; ++i) {
+      if (i >= in_flight) collect(i - in_flight);
+      window[i % in_flight] = issue(i);
+    }
+    for (std::uint32_t i = count > in_flight ? count - in_flight : 0; i < count; ++i) collect(i);
+    if (failed != nullptr) *failed = first_index;
+    return first;
+  }
+
+  // Refuses a byte-addressed request whose offset or size is not a multiple of the LBA size.
+  AGIO_HD bool misaligned(std::uint32_t dev, spec::opcode op, std::uint64_t offset, std::uint64_t bytes,
+                          void* buffer, transaction& refused) const {
+    const std::uint32_t lba = devices[dev].lba_bytes;
+    if (offset % lba == 0 && bytes % lba == 0) return false;
+    io::failure f{io::failure_cause::misaligned, dev, static_cast<std::uint32_t>(op)};
+    f.buffer = reinterpret_cast<std::uint64_t>(buffer);
+    f.byte_offset = offset;
+    f.byte_count = bytes;
+    refused = refuse(f);
+    return true;
+  }
+
+  AGIO_HD transaction submit_bytes(spec::opcode op, std::uint32_t dev, std::uint64_t offset, std::uint32_t bytes,
+                                   void* buffer) const {
+    if (dev >= device_count) {
+      return refuse({io::failure_cause::no_such_device, dev, static_cast<std::uint32_t>(op), 0, 0});
+    }
+    transaction refused;
+    if (misaligned(dev, op, offset, bytes, buffer, refused)) return refused;
+    const std::uint32_t lba = devices[dev].lba_bytes;
+    return submit(op, dev, offset / lba, bytes / lba, buffer);
+  }
+
+  AGIO_HD status transfer_bytes(spec::opcode op, std::uint32_t dev, std::uint64_t offset, std::uint64_t bytes,
+                                std::byte* buffer) const {
+    if (dev >= device_count) {
+      return wait_until_done(refuse({io::failure_cause::no_such_device, dev, static_cast<std::uint32_t>(op), 0, 0}));
+    }
+    transaction refused;
+    if (misaligned(dev, op, offset, bytes, buffer, refused)) return wait_until_done(refused);
+    const io::device_info& info = devices[dev];
+    const std::uint64_t first = offset / info.lba_bytes;
+    const std::uint64_t blocks = bytes / info.lba_bytes;
+    // Zero bytes is refused as a request of zero blocks is.
+    const std::uint64_t pieces = blocks == 0 ? 1 : (blocks + info.max_blocks - 1) / info.max_blocks;
+    if (pieces > ~std::uint32_t{0}) {
+      return wait_until_done(refuse({io::failure_cause::too_many_blocks, dev, static_cast<std::uint32_t>(op), first,
+                                     ~std::uint32_t{0}}));
+    }
+    return run_windowed(static_cast<std::uint32_t>(pieces), nullptr, [&](std::uint32_t i) {
+      const std::uint64_t done = std::uint64_t{i} * info.max_blocks;
+      const std::uint64_t left = blocks - done;
+      const auto n = static_cast<std::uint32_t>(left < info.max_blocks ? left : info.max_blocks);
+      return submit(op, dev, first + done, n, buffer + done * info.lba_bytes);
+    });
+  }
+
   // Refuses a request before submission: it is counted, and reported by check() if it is the
   // run's first failure.
   AGIO_HD transaction refuse(io::failure f) const {
     const bool starved = f.cause == io::failure_cause::no_record || f.cause == io::failure_cause::no_queue_entry;
-    f.result = status{starved ? outcome::no_resources : outcome::invalid_argument, 0}.pack();
+    const outcome why = f.cause == io::failure_cause::misaligned ? outcome::misaligned
+                        : starved                                 ? outcome::no_resources
+                                                                  : outcome::invalid_argument;
+    f.result = status{why, 0}.pack();
     count_refusal(f.device);
     io::note_first_failure(*this, f);
     return {transaction::none, f.result};

@@ -10,7 +10,7 @@ namespace agio::io {
 // 88 bytes: the default pool of 65536 records costs 5.5 MiB.
 struct transaction_record {
   std::uint64_t state;        // record_state.hpp: result, taken, abandoned, generation
-  std::uint64_t destination;  // user buffer of a read, for copies the service performs
+  std::uint64_t destination;  // the request's buffer: a read's copy target, and named in error reports
   std::uint64_t lba;
   std::uint64_t issued_ns;
   std::uint32_t bytes;
@@ -18,7 +18,7 @@ struct transaction_record {
   std::uint32_t opcode;
   std::uint32_t blocks;
   std::uint32_t queue_pair;  // where the command went; a waiter that retires completions polls it
-  // A signalled request (controller::async_*_signalled) has no waiter: its retirer stores the
+  // A signalled request (io_handle::async_*_signalled) has no waiter: its retirer stores the
   // status in *signal_status, counts a failure in *signal_failures, then stores signal_ok or
   // signal_failed in *signal_word, and gives the record back itself. 0 for requests that are
   // waited on.
@@ -48,6 +48,9 @@ struct runtime_control {
   // Records a submitter may take (free, or finished and abandoned), less those a submitter has
   // counted on but not yet taken: a submitter that finds none refuses at once.
   std::int32_t records_available;
+  // Set by stop() once it is over: nothing retires a request any more, so a wait that would
+  // wait until its request finishes (wait_until_done) ends.
+  std::uint32_t stopped;
   std::uint64_t unknown_device_requests;  // refused for naming a device that is not attached
 };
 
@@ -72,6 +75,7 @@ enum class failure_cause : std::uint32_t {
   no_such_device = 3,
   no_record = 4,        // every transaction record in use
   no_queue_entry = 5,   // every queue of the device stayed full for submit_timeout_ms
+  misaligned = 6,       // a byte-addressed request's offset or size is not a multiple of the LBA size
 };
 
 // The first failed request of a run, in host-visible memory so the host can report it while
@@ -84,6 +88,10 @@ struct error_record {
   std::uint64_t lba;
   std::uint32_t blocks;
   std::uint32_t result;   // status::pack()
+  std::uint64_t buffer;   // the request's buffer (device or host address), 0 for a flush
+  // What a misaligned byte-addressed request asked for (lba and blocks are 0 then).
+  std::uint64_t byte_offset;
+  std::uint64_t byte_count;
 };
 
 // Where a device's queue pairs are and what its namespace looks like.

@@ -1,7 +1,10 @@
 #pragma once
 // What a transaction ends with: success, the NVMe status the controller returned, or one of
-// agio's own outcomes (deadline passed, runtime stopped, request rejected before submission).
+// agio's own outcomes (deadline passed, runtime stopped, request rejected before submission),
+// and the words for it: describe() on both sides (a string literal a kernel can printf),
+// to_string() on the host.
 #include <cstdint>
+#include <string>
 
 #include "agio/detail/platform.hpp"
 #include "agio/spec/status.hpp"
@@ -20,6 +23,9 @@ enum class outcome : std::uint8_t {
   // The transaction was already collected by a wait, or its record has since been reused: its
   // result went to the wait that collected it. Never another request's result.
   stale = 8,
+  // A byte-addressed request (io_handle::read_bytes and the like) whose offset or size is not
+  // a multiple of the device's LBA size: refused before submission, nothing was issued.
+  misaligned = 9,
 };
 
 // [[nodiscard]]: a status dropped on the floor is an error nobody sees.
@@ -42,7 +48,7 @@ struct [[nodiscard]] status {
   }
 };
 
-inline const char* describe(outcome o) {
+AGIO_HD inline const char* describe(outcome o) {
   switch (o) {
     case outcome::pending: return "pending";
     case outcome::success: return "success";
@@ -53,8 +59,26 @@ inline const char* describe(outcome o) {
     case outcome::no_resources: return "no free queue entry or transaction record";
     case outcome::deadlock: return "lock cycle detected";
     case outcome::stale: return "transaction already collected (each is waited on successfully once)";
+    case outcome::misaligned: return "byte offset or size not a multiple of the device's LBA size";
   }
   return "unknown";
+}
+
+// What `s` means in a few words: the decoded NVMe status for nvme_error (e.g. "LBA out of
+// range"), else the outcome. A string literal, so a kernel can print it:
+//   printf("read failed: %s (code 0x%x)\n", agio::describe(s), s.pack());
+AGIO_HD inline const char* describe(status s) {
+  return s.result == outcome::nvme_error ? spec::describe_status(s.nvme_status) : describe(s.result);
+}
+
+// `s` for a log or an exception: the outcome, and for nvme_error the raw 15-bit NVMe status
+// beside its meaning, e.g. "NVMe status 0x4080 (LBA out of range)".
+inline std::string to_string(status s) {
+  if (s.result != outcome::nvme_error) return describe(s.result);
+  constexpr char hex[] = "0123456789abcdef";
+  std::string code = "0x";
+  for (int shift = 12; shift >= 0; shift -= 4) code += hex[(s.nvme_status >> shift) & 0xfu];
+  return "NVMe status " + code + " (" + spec::describe_status(s.nvme_status) + ")";
 }
 
 }  // namespace agio

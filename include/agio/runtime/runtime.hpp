@@ -16,6 +16,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "agio/io/io_handle.hpp"
@@ -52,7 +53,7 @@ struct runtime_options {
   // 0: four per queue entry, at least 65536 (5.5 MiB).
   std::uint32_t transaction_records = 0;
   std::uint32_t submit_timeout_ms = 10'000;  // how long a submitter waits for a free queue entry
-  std::uint32_t wait_timeout_ms = 60'000;    // the deadline of controller::wait()
+  std::uint32_t wait_timeout_ms = 60'000;    // the deadline of io_handle::wait()
   std::uint32_t stop_timeout_ms = 30'000;    // how long stop() lets in-flight requests finish
   std::uint32_t controller_spin_us = 50;     // idle controller threads spin this long, then sleep
   // GPU backend: the stack (local memory) each GPU thread gets, reserved before the completion
@@ -63,10 +64,59 @@ struct runtime_options {
   std::uint32_t gpu_thread_stack_bytes = 4096;
 };
 
-// The first failed request of a run, or a failure of the runtime's own machinery.
+// What the first failed request of a run was, and how it failed (io_error::request()).
+struct failed_request {
+  std::uint32_t device = 0;
+  std::string uri;  // the device's URI; empty when `device` is not attached (no_such_device)
+  spec::opcode opcode = spec::opcode::read;  // a passthrough command's may be any NVMe opcode
+  std::uint64_t lba = 0;
+  std::uint32_t blocks = 0;
+  std::uint64_t buffer = 0;       // address of the request's buffer (0: none, e.g. a flush)
+  std::uint64_t byte_offset = 0;  // what a misaligned byte-addressed request asked for
+  std::uint64_t byte_count = 0;
+  agio::status result;            // the outcome; its nvme_status for outcome::nvme_error
+  // Why it was refused before submission; `completed` when it was submitted and answered
+  // with an error.
+  io::failure_cause refusal = io::failure_cause::completed;
+  int error_number = 0;     // errno of the device's first store failure, 0 if none
+  std::string store_error;  // the store's own words for that failure, or empty
+};
+
+// The first failed request of a run (check()), or a failure of the runtime's own machinery
+// (stop(), a controller thread). The request's fields are members, for code that decides by
+// them; what() says the same in words.
 class io_error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit io_error(const std::string& what) : std::runtime_error(what) {}
+  // A controller thread failed before any request did.
+  io_error(const std::string& what, std::string controller_failure)
+      : std::runtime_error(what), controller_failure_(std::move(controller_failure)) {}
+  io_error(const std::string& what, failed_request request, std::string controller_failure = {})
+      : std::runtime_error(what),
+        request_(std::move(request)),
+        has_request_(true),
+        controller_failure_(std::move(controller_failure)) {}
+
+  // False for failures that are no request's (stop() that could not finish, or a controller
+  // thread's failure before any request failed): the fields below are then zero or empty.
+  bool has_request() const { return has_request_; }
+  const failed_request& request() const { return request_; }
+  std::uint32_t device() const { return request_.device; }
+  const std::string& uri() const { return request_.uri; }
+  spec::opcode opcode() const { return request_.opcode; }
+  std::uint64_t lba() const { return request_.lba; }
+  std::uint32_t blocks() const { return request_.blocks; }
+  agio::status result() const { return request_.result; }
+  std::uint16_t nvme_status() const { return request_.result.nvme_status; }
+  int error_number() const { return request_.error_number; }
+  io::failure_cause refusal() const { return request_.refusal; }
+  // A controller thread's failure (it fails the requests it held), or empty.
+  const std::string& controller_failure() const { return controller_failure_; }
+
+ private:
+  failed_request request_;
+  bool has_request_ = false;
+  std::string controller_failure_;
 };
 
 struct queue_pair_counters {
@@ -165,7 +215,8 @@ class runtime {
   class platform;  // the backend's memory, service and copy-engine primitives
 
  private:
-  std::string describe_failure(const io::error_record& e) const;
+  failed_request failure_fields(const io::error_record& e) const;
+  std::string describe_failure(const failed_request& f) const;
 
   struct state;
   std::unique_ptr<state> s_;

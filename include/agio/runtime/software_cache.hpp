@@ -339,29 +339,28 @@ class software_cache {
     if (failed == 0) return;
     std::uint32_t line = cache::no_line;
     if constexpr (requires { job.failed_line; }) rt_.copy_to_host(&line, failed_line_, sizeof line);
-    if (line != cache::no_line) throw io_error(write_back_failure(line, status::unpack(failed)));
+    if (line != cache::no_line) throw write_back_failure(line, status::unpack(failed));
     rt_.check();  // names device, LBA and cause when storage failed
     throw io_error(std::string("agio: cache ") + what + " failed: " + describe(status::unpack(failed).result));
   }
 
-  // The message for `line`, whose write-back failed every attempt with `failed`.
-  std::string write_back_failure(std::uint32_t line, status failed) const {
+  // The error for `line`, whose write-back failed every attempt with `failed`.
+  io_error write_back_failure(std::uint32_t line, status failed) const {
     std::uint64_t tag = cache::no_tag;
     rt_.copy_to_host(&tag, handle_.state.tags + line, sizeof tag);
-    const std::uint32_t dev = cache::tag_device(tag);
-    const device_description d = rt_.devices().at(dev);
-    const std::uint32_t lbas = line_bytes() / d.lba_bytes;
+    failed_request request;
+    request.device = cache::tag_device(tag);
+    const device_description d = rt_.devices().at(request.device);
+    request.uri = d.uri;
+    request.opcode = spec::opcode::write;
+    request.blocks = line_bytes() / d.lba_bytes;
+    request.lba = cache::tag_block(tag) * request.blocks;
+    request.result = failed;
     std::ostringstream msg;
-    msg << "agio: device " << dev << " (" << d.uri << "): cache write-back of " << lbas << " blocks at LBA "
-        << cache::tag_block(tag) * lbas << " failed " << write_back_attempts_ << " times: ";
-    if (failed.result == outcome::nvme_error) {
-      msg << "NVMe status 0x" << std::hex << failed.nvme_status << std::dec << " ("
-          << spec::describe_status(failed.nvme_status) << ")";
-    } else {
-      msg << describe(failed.result);
-    }
-    msg << "; its data stays in the cache for the next flush";
-    return msg.str();
+    msg << "agio: device " << request.device << " (" << d.uri << "): cache write-back of " << request.blocks
+        << " blocks at LBA " << request.lba << " failed " << write_back_attempts_ << " times: " << to_string(failed)
+        << "; its data stays in the cache for the next flush";
+    return io_error(msg.str(), std::move(request));
   }
 
   runtime& rt_;

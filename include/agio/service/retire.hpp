@@ -148,7 +148,7 @@ AGIO_HD inline void finish(const io::io_state& io, const queue::queue_pair& qp, 
   } else {
     detail::fetch_add<scope::device>(counters.errors, std::uint64_t{1}, detail::relaxed);
     io::note_first_failure(io, {io::failure_cause::completed, rec.device, rec.opcode, rec.lba, rec.blocks,
-                                result.pack()});
+                                result.pack(), rec.destination});
   }
   if (rec.signal_word != 0) {
     // Nobody waits on a signalled request: publish its outcome where its issuer asked, then

@@ -38,8 +38,8 @@ AGIO_HD constexpr status_type status_code_type(std::uint16_t status) {
 AGIO_HD constexpr bool status_dnr(std::uint16_t status) { return ((status >> 14) & 1u) != 0; }
 AGIO_HD constexpr bool status_ok(std::uint16_t status) { return (status & 0x7ffu) == 0; }
 
-// A short English name for a status, for error messages.
-inline const char* describe_status(std::uint16_t status) {
+// A short English name for a status, for error messages; a string literal on either side.
+AGIO_HD inline const char* describe_status(std::uint16_t status) {
   const std::uint8_t sc = status_code(status);
   switch (status_code_type(status)) {
     case status_type::generic:
