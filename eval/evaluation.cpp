@@ -51,7 +51,10 @@ void write_registers(const std::string& path, const std::string& device, int arg
     const std::string regs = r.registers >= 0 ? std::to_string(r.registers) : "- (no GPU)";
     std::printf("%-10s %-10s %-10s %9s\n", r.workload.c_str(), r.kernel.c_str(), r.model.c_str(), regs.c_str());
     json_object o;
-    o.set("workload", r.workload).set("kernel", r.kernel).set("model", r.model).set("registers", std::int64_t{r.registers});
+    o.set("workload", r.workload)
+        .set("kernel", r.kernel)
+        .set("model", r.model)
+        .set("registers", std::int64_t{r.registers});
     doc.points.push_back(o);
   }
   doc.save(path);
@@ -84,16 +87,20 @@ int evaluation_main(int argc, char** argv, int first) {
   std::filesystem::create_directories(dir);
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::pair<std::string, int>> status;
-  if (wants("4")) status.emplace_back("Figure 4 (overlap)", run_main("overlap", overlap_main, with({}, "overlap.json")));
+  if (wants("4"))
+    status.emplace_back("Figure 4 (overlap)", run_main("overlap", overlap_main, with({}, "overlap.json")));
   if (wants("7-10")) status.emplace_back("Figures 7-10 (dlrm)", run_main("dlrm", dlrm_main, with({}, "dlrm.json")));
   if (wants("7-file")) {
     // Real I/O on this machine's disk, so the tables are scaled down (225 MiB, four batches) to
     // what a disk reads in seconds; cuFile and the CPU pipeline read the same file.
     const std::string store_file = dir + "/dlrm-store.bin";
-    const std::vector<std::string> args{"--experiments", "configs", "--configs", "1", "--batches", "4",
-                                        "--vocab-cap", "100000", "--cache-mib", "64",
-                                        "--modes", "async,sync,cpu_pipeline,cufile",
-                                        "--store", "file:" + store_file + "?create=1G&lba=4096"};
+    const std::vector<std::string> args{"--experiments", "configs",
+                                        "--configs",     "1",
+                                        "--batches",     "4",
+                                        "--vocab-cap",   "100000",
+                                        "--cache-mib",   "64",
+                                        "--modes",       "async,sync,cpu_pipeline,cufile",
+                                        "--store",       "file:" + store_file + "?create=1G&lba=4096"};
     status.emplace_back("DLRM on a file: store", run_main("dlrm", dlrm_main, with(args, "dlrm-file.json")));
     std::filesystem::remove(store_file);
   }

@@ -9,4 +9,4 @@ int evaluation_main(int argc, char** argv, int first);
 
 // Every workload's kernels and their registers per thread (-1 where there is no GPU).
 std::vector<register_row> register_report();
-}
+}  // namespace agio::bench

@@ -16,29 +16,37 @@ int main(int argc, char** argv) {
   const std::vector<command> commands{
       {"evaluation", "[--quick | --full] [--backend cpu|gpu|auto] [--figures 4,7-10,7-file,11,12] [--out-dir DIR]",
        "the AGILE paper's Figures 4, 7-12 in one run\n"
-       "JSON and PNG plots in DIR (default results/evaluation); --quick (the default) takes minutes, --full hours on the GPU",
+       "JSON and PNG plots in DIR (default results/evaluation); --quick (the default) takes minutes, --full hours on "
+       "the GPU",
        agio::bench::evaluation_main},
-      {"overlap", common + " [--store URI] [--ctc 0,0.5,1,2] [--reps R] [--rounds N] [--completion service|waiters]\n"
-                           "       [--out FILE]",
+      {"overlap",
+       common + " [--store URI] [--ctc 0,0.5,1,2] [--reps R] [--rounds N] [--completion service|waiters]\n"
+                "       [--out FILE]",
        "async vs sync I/O in one block as computation grows (AGILE Figure 4)", agio::bench::overlap_main},
-      {"dlrm", common + " [--configs 1,2,3] [--batch N] [--batches N] [--reps R]\n"
-                        "       [--modes async,sync,bam_style,cpu_pipeline[,cufile]] [--experiments configs,batch,queues,cache]\n"
-                        "       [--batch-sizes ...] [--queue-pair-sweep ...] [--cache-mib-sweep ...] [--cache-mib M]\n"
-                        "       [--store URI] [--queue-pairs N] [--queue-depth N] [--dim D] [--vocab-scale S] [--vocab-cap N]\n"
-                        "       [--alpha A] [--criteo FILE] [--out FILE]",
+      {"dlrm",
+       common +
+           " [--configs 1,2,3] [--batch N] [--batches N] [--reps R]\n"
+           "       [--modes async,sync,bam_style,cpu_pipeline[,cufile]] [--experiments configs,batch,queues,cache]\n"
+           "       [--batch-sizes ...] [--queue-pair-sweep ...] [--cache-mib-sweep ...] [--cache-mib M]\n"
+           "       [--store URI] [--queue-pairs N] [--queue-depth N] [--dim D] [--vocab-scale S] [--vocab-cap N]\n"
+           "       [--alpha A] [--criteo FILE] [--out FILE]",
        "DLRM inference with embedding tables on storage (AGILE Figures 7-10)", agio::bench::dlrm_main},
-      {"graphs", common + " [--graphs kron,uniform] [--kernels bfs,spmv,cc] [--models async,bam_style]\n"
-                          "       [--scale S] [--edge-factor E] [--graph-file PATH] [--reps R] [--store URI] [--seed N]\n"
-                          "       [--unified-memory on|off] [--cpu-pipeline on|off] [--out FILE]",
+      {"graphs",
+       common + " [--graphs kron,uniform] [--kernels bfs,spmv,cc] [--models async,bam_style]\n"
+                "       [--scale S] [--edge-factor E] [--graph-file PATH] [--reps R] [--store URI] [--seed N]\n"
+                "       [--unified-memory on|off] [--cpu-pipeline on|off] [--out FILE]",
        "graph kernels BFS, SpMV, CC (AGILE Figure 11)\n"
-       "Native vs cache-API vs I/O-API time, agio vs BaM-style I/O; GPU baselines: unified memory, the CPU-driven pipeline (BFS)",
+       "Native vs cache-API vs I/O-API time, agio vs BaM-style I/O; GPU baselines: unified memory, the CPU-driven "
+       "pipeline (BFS)",
        agio::bench::graphs_main},
-      {"cache-policies", common + " [--blocks N] [--accesses N] [--zipf-alpha A] [--percent 1,5,20]\n"
-                                  "       [--traces zipf,kronecker] [--policies clock,lfu_da,s3_fifo,direct_mapped] [--threads N]\n"
-                                  "       [--out FILE]",
+      {"cache-policies",
+       common + " [--blocks N] [--accesses N] [--zipf-alpha A] [--percent 1,5,20]\n"
+                "       [--traces zipf,kronecker] [--policies clock,lfu_da,s3_fifo,direct_mapped] [--threads N]\n"
+                "       [--out FILE]",
        "cache miss ratio and time per replacement policy on skewed traces", agio::bench::cache_policies_main},
-      {"cache-overhead", common + " [--vector-mib M] [--vertices N] [--degree D] [--reps R] [--store URI]\n"
-                                  "       [--kernels vector_mean,bfs,spmv] [--out FILE]",
+      {"cache-overhead",
+       common + " [--vector-mib M] [--vertices N] [--degree D] [--reps R] [--store URI]\n"
+                "       [--kernels vector_mean,bfs,spmv] [--out FILE]",
        "native vs cache-API vs cold-cache time of mean, BFS, SpMV", agio::bench::cache_overhead_main},
       {"cache_policies", "(the same as cache-policies)", "", agio::bench::cache_policies_main, false},
       {"cache_overhead", "(the same as cache-overhead)", "", agio::bench::cache_overhead_main, false},

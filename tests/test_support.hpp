@@ -55,16 +55,28 @@ class temp_file {
 // Divisors for detail::divisor's tests (CPU and GPU): small ones, the sizes agio sets up
 // (elements per 4 KiB line, queue depths, set counts) and both ends of the 32-bit range.
 inline std::vector<std::uint32_t> divisor_edges() {
-  return {1, 2, 3, 5, 7, 8, 12, 64, 255, 256, 341, 1000, 1024, 4095, 4096, 65'535, 65'537, 1'000'003,
-          0x7fff'ffffu, 0x8000'0000u, 0x8000'0001u, 0xffff'fffeu, 0xffff'ffffu};
+  return {
+      1,           2,    3,    5,    7,      8,      12,        64,           255,          256,          341,
+      1000,        1024, 4095, 4096, 65'535, 65'537, 1'000'003, 0x7fff'ffffu, 0x8000'0000u, 0x8000'0001u, 0xffff'fffeu,
+      0xffff'ffffu};
 }
 
 // Numerators for divisor `d`: around 0, around multiples of d, around the 32-bit boundary and
 // the top of the 64-bit range, and random ones of every width.
 inline std::vector<std::uint64_t> numerator_edges(std::uint32_t d, std::mt19937_64& random) {
   constexpr std::uint64_t top = ~std::uint64_t{0};
-  std::vector<std::uint64_t> n = {0, 1, d - 1u, d, std::uint64_t{d} + 1, 0xffff'ffffu, 0x1'0000'0000u,
-                                  std::uint64_t{1} << 63, top - 1, top, top / d * d, top / d * d - 1};
+  std::vector<std::uint64_t> n = {0,
+                                  1,
+                                  d - 1u,
+                                  d,
+                                  std::uint64_t{d} + 1,
+                                  0xffff'ffffu,
+                                  0x1'0000'0000u,
+                                  std::uint64_t{1} << 63,
+                                  top - 1,
+                                  top,
+                                  top / d * d,
+                                  top / d * d - 1};
   for (const std::uint64_t k : {std::uint64_t{2}, std::uint64_t{3}, std::uint64_t{1} << 20, std::uint64_t{1} << 31}) {
     n.push_back(k * d - 1);
     n.push_back(k * d);
@@ -89,7 +101,8 @@ inline runtime_options gpu_options(data_mover mover = data_mover::gpu_warps) {
   o.backend = backend::gpu;
   o.mover = mover;
   const char* mode = std::getenv("AGIO_TEST_COMPLETION");
-  o.completion = mode != nullptr && std::string(mode) == "waiters" ? completion_mode::waiters : completion_mode::service;
+  o.completion =
+      mode != nullptr && std::string(mode) == "waiters" ? completion_mode::waiters : completion_mode::service;
   o.max_transfer_bytes = 64 * 1024;
   o.submit_timeout_ms = 120'000;
   o.wait_timeout_ms = 120'000;

@@ -27,8 +27,9 @@ const std::string backend_synopsis = "[--backend cpu|gpu|auto]";
 int main(int argc, char** argv) {
   using agio::bench::command;
   std::vector<command> commands{
-      {"info", "URI", "print a store's size and block size\n"
-                      "Opens the store as it is (file:PATH or ram:SIZE) and never creates or resizes one.",
+      {"info", "URI",
+       "print a store's size and block size\n"
+       "Opens the store as it is (file:PATH or ram:SIZE) and never creates or resizes one.",
        agio::tools::info_main},
       {"stage in", "--file PATH --store URI [--offset BYTES] [--verify on|off] " + backend_synopsis,
        "copy a local file into a store\n"
@@ -43,8 +44,10 @@ int main(int argc, char** argv) {
        agio::tools::stage_out_main},
       {"bench io",
        "[--quick | --full] [--out FILE] [--experiments ram,file,devices,movers] [--completion service|waiters]\n"
-       "       [--seconds S] [--file PATH] [--file-gib G] [--ram-gib G] " + backend_synopsis + "\n"
-       "       [--queue-pairs N] [--queue-depth N] [--controller-threads N] [--lanes-per-warp N]",
+       "       [--seconds S] [--file PATH] [--file-gib G] [--ram-gib G] " +
+           backend_synopsis +
+           "\n"
+           "       [--queue-pairs N] [--queue-depth N] [--controller-threads N] [--lanes-per-warp N]",
        "random-I/O benchmark (fio-like), agio beside the store's own ceiling\n"
        "Random reads and writes (4 and 64 KiB) through agio, swept over requests in flight and devices,\n"
        "each point beside the store's own ceiling (a CPU loop driving it directly). --quick (the\n"
@@ -53,8 +56,10 @@ int main(int argc, char** argv) {
        "the end; --file PATH uses and keeps a file of yours.",
        agio::bench::io_bench_main},
       {"bench randrw", "(the same as bench io)", "the former name of bench io", agio::bench::io_bench_main, false},
-      {"soak", "[--quick] " + backend_synopsis + " [--ops N] [--seconds S] [--threads N] [--faults on|off] [--cycles N]\n"
-               "       [--dir DIR] [--json FILE]",
+      {"soak",
+       "[--quick] " + backend_synopsis +
+           " [--ops N] [--seconds S] [--threads N] [--faults on|off] [--cycles N]\n"
+           "       [--dir DIR] [--json FILE]",
        "cache soak test against a shadow model\n"
        "Mixed cache operations from many threads against a shadow model, small and large caches, store\n"
        "faults, stop/restart cycles; fails on a wrong value, a lost acknowledged write or a fault not\n"

@@ -70,7 +70,8 @@ int demo_main(int argc, char** argv, int first) {
   const std::uint32_t chunk = 64 * 1024;
   const std::uint32_t threads = gpu ? 512 : 8;
   int bad = 0;
-  for (const auto& [dev, label] : {std::pair{ram_dev, "ram: (pinned host RAM)"}, std::pair{file_dev, "file: (real I/O)"}}) {
+  for (const auto& [dev, label] :
+       {std::pair{ram_dev, "ram: (pinned host RAM)"}, std::pair{file_dev, "file: (real I/O)"}}) {
     const double w = run_job(rt, threads, bench::chunk_job{rt.io(), dev, 1, source, chunk, bytes / chunk, failures});
     const double r = run_job(rt, threads, bench::chunk_job{rt.io(), dev, 0, back, chunk, bytes / chunk, failures});
     std::vector<std::byte> got(bytes);

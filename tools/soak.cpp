@@ -47,8 +47,8 @@ bench::shadow_config run_config(const soak_settings& s, const runtime_options& o
   const std::uint64_t per_round = std::uint64_t{s.threads} * c.phases * c.rounds;
   c.shape.ops_per_thread = std::max<std::uint64_t>(1, (s.ops + per_round - 1) / per_round);
   // Every thread owns at least one word of the shared blocks.
-  c.shape.shared_blocks = std::max<std::uint64_t>(16, (s.threads + bench::shadow_shape::words_per_block - 1) /
-                                                          bench::shadow_shape::words_per_block);
+  c.shape.shared_blocks = std::max<std::uint64_t>(
+      16, (s.threads + bench::shadow_shape::words_per_block - 1) / bench::shadow_shape::words_per_block);
   c.shape.private_blocks_per_thread = s.gpu ? 2 : 6;
   const std::uint64_t blocks = c.shape.blocks();
   // Small: a sixteenth of the blocks (two sets at least), so most accesses miss or wait on a
@@ -138,12 +138,14 @@ int soak_main(int argc, char** argv, int first) {
   s.json = opt.get("json", "");
   s.directory = opt.get("dir", std::filesystem::temp_directory_path().string());
   opt.reject_unknown();
-  if (s.threads == 0 || s.cycles == 0 || s.ops == 0) throw std::invalid_argument("--threads, --cycles and --ops must be positive");
+  if (s.threads == 0 || s.cycles == 0 || s.ops == 0)
+    throw std::invalid_argument("--threads, --cycles and --ops must be positive");
 
-  std::printf("soak on %s: %u threads, %llu operations per run, %u stop/restart cycles, faults %s\n"
-              "store files: %s/agio-soak-%d-*.bin, each removed when its run ends\n", device.c_str(),
-              s.threads, static_cast<unsigned long long>(s.ops), s.cycles, s.faults ? "on" : "off", s.directory.c_str(),
-              static_cast<int>(::getpid()));
+  std::printf(
+      "soak on %s: %u threads, %llu operations per run, %u stop/restart cycles, faults %s\n"
+      "store files: %s/agio-soak-%d-*.bin, each removed when its run ends\n",
+      device.c_str(), s.threads, static_cast<unsigned long long>(s.ops), s.cycles, s.faults ? "on" : "off",
+      s.directory.c_str(), static_cast<int>(::getpid()));
   bench::result_document doc;
   doc.set_header("soak", device, argc, argv);
   doc.config.set("threads", static_cast<std::int64_t>(s.threads))
@@ -157,14 +159,15 @@ int soak_main(int argc, char** argv, int first) {
   do {
     const bench::shadow_config c = run_config(s, options, run);
     const bench::shadow_report r = run_once(c, run);
-    std::printf("run %u (%s, %s): %llu operations verified in %.1f s, %llu wrong values, %llu lost writes, "
-                "%llu/%llu faults surfaced, %llu store errors, %llu timeouts, %llu of %llu flushes failed\n",
-                run, c.options.completion == completion_mode::waiters ? "waiters retire" : "completion service",
-                run % 2 == 1 ? "share table" : "no share table", static_cast<unsigned long long>(r.tally.operations()),
-                r.seconds, static_cast<unsigned long long>(r.wrong_values), static_cast<unsigned long long>(r.lost_writes),
-                static_cast<unsigned long long>(r.surfaced_faults), static_cast<unsigned long long>(r.injected_faults),
-                static_cast<unsigned long long>(r.tally.store_errors), static_cast<unsigned long long>(r.tally.timeouts),
-                static_cast<unsigned long long>(r.failed_flushes), static_cast<unsigned long long>(r.flushes));
+    std::printf(
+        "run %u (%s, %s): %llu operations verified in %.1f s, %llu wrong values, %llu lost writes, "
+        "%llu/%llu faults surfaced, %llu store errors, %llu timeouts, %llu of %llu flushes failed\n",
+        run, c.options.completion == completion_mode::waiters ? "waiters retire" : "completion service",
+        run % 2 == 1 ? "share table" : "no share table", static_cast<unsigned long long>(r.tally.operations()),
+        r.seconds, static_cast<unsigned long long>(r.wrong_values), static_cast<unsigned long long>(r.lost_writes),
+        static_cast<unsigned long long>(r.surfaced_faults), static_cast<unsigned long long>(r.injected_faults),
+        static_cast<unsigned long long>(r.tally.store_errors), static_cast<unsigned long long>(r.tally.timeouts),
+        static_cast<unsigned long long>(r.failed_flushes), static_cast<unsigned long long>(r.flushes));
     if (!r.clean()) std::printf("  first problem: %s\n", r.first_problem.c_str());
     doc.points.push_back(describe(r).set("run", static_cast<std::int64_t>(run)));
     clean = clean && r.clean();
@@ -184,11 +187,12 @@ int soak_main(int argc, char** argv, int first) {
   } while (clean && total.seconds < s.seconds);
 
   const double rate = total.seconds > 0 ? static_cast<double>(total.tally.operations()) / total.seconds : 0;
-  std::printf("soak %s: %llu operations verified in %.1f s (%.3g per second), %llu wrong values, %llu lost writes, "
-              "%llu injected faults, %llu surfaced\n",
-              clean ? "passed" : "FAILED", static_cast<unsigned long long>(total.tally.operations()), total.seconds, rate,
-              static_cast<unsigned long long>(total.wrong_values), static_cast<unsigned long long>(total.lost_writes),
-              static_cast<unsigned long long>(total.injected_faults), static_cast<unsigned long long>(total.surfaced_faults));
+  std::printf(
+      "soak %s: %llu operations verified in %.1f s (%.3g per second), %llu wrong values, %llu lost writes, "
+      "%llu injected faults, %llu surfaced\n",
+      clean ? "passed" : "FAILED", static_cast<unsigned long long>(total.tally.operations()), total.seconds, rate,
+      static_cast<unsigned long long>(total.wrong_values), static_cast<unsigned long long>(total.lost_writes),
+      static_cast<unsigned long long>(total.injected_faults), static_cast<unsigned long long>(total.surfaced_faults));
   if (!s.json.empty()) {
     bench::json_object summary = describe(total);
     summary.set("runs", static_cast<std::int64_t>(run)).set("passed", clean).set("device", device);

@@ -44,7 +44,8 @@ struct transfer_job {
   std::uint32_t* failures;
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     const std::uint32_t lba_bytes = io.lba_bytes(dev);
-    for (std::uint64_t first = std::uint64_t{t} * chunk_lbas; first < lbas; first += std::uint64_t{threads} * chunk_lbas) {
+    for (std::uint64_t first = std::uint64_t{t} * chunk_lbas; first < lbas;
+         first += std::uint64_t{threads} * chunk_lbas) {
       const auto n = static_cast<std::uint32_t>(lbas - first < chunk_lbas ? lbas - first : chunk_lbas);
       std::byte* p = buffer + first * lba_bytes;
       const bool ok = write ? io.write(dev, first_lba + first, n, p).ok() : io.read(dev, first_lba + first, n, p).ok();
@@ -130,7 +131,8 @@ int stage_in(const bench::options& opt) {
   const std::string uri = opt.get("store", "");
   const std::uint64_t offset = opt.bytes("offset", "0");
   const bool verify = opt.get("verify", "on") == "on";
-  if (opt.get("verify", "on") != "on" && opt.get("verify", "on") != "off") throw std::invalid_argument("--verify is on or off");
+  if (opt.get("verify", "on") != "on" && opt.get("verify", "on") != "off")
+    throw std::invalid_argument("--verify is on or off");
   const backend want = bench::backend_option(opt);
   opt.reject_unknown();
   if (path.empty() || uri.empty()) throw std::invalid_argument("--file PATH and --store URI are both needed");
@@ -150,7 +152,8 @@ int stage_in(const bench::options& opt) {
   }
   std::printf("staging %s (%s) into %s at byte %llu\n", path.c_str(), mib(size).c_str(), uri.c_str(),
               static_cast<unsigned long long>(offset));
-  if (uri.rfind("ram:", 0) == 0) std::printf("note: a ram: store lives only as long as this command; use a file: store to keep the data\n");
+  if (uri.rfind("ram:", 0) == 0)
+    std::printf("note: a ram: store lives only as long as this command; use a file: store to keep the data\n");
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::byte> host(window_bytes), back(verify ? window_bytes : 0);
   bench::progress bar((size + window_bytes - 1) / window_bytes);
@@ -174,8 +177,9 @@ int stage_in(const bench::options& opt) {
       if (std::memcmp(back.data(), host.data(), n) != 0) {
         std::uint64_t at = 0;
         while (back[at] == host[at]) ++at;
-        throw std::runtime_error("verify: " + uri + " holds different data at byte " + std::to_string(offset + done + at) +
-                                 " than " + path + " at byte " + std::to_string(done + at));
+        throw std::runtime_error("verify: " + uri + " holds different data at byte " +
+                                 std::to_string(offset + done + at) + " than " + path + " at byte " +
+                                 std::to_string(done + at));
       }
     }
     bar.step(mib(done + n));
@@ -222,7 +226,8 @@ int stage_out(const bench::options& opt) {
     // The window's bytes that lie inside [offset, offset + length).
     const std::uint64_t from = std::max(offset, lba * s.lba());
     const std::uint64_t to = std::min(offset + length, (lba + lbas) * s.lba());
-    out.write(reinterpret_cast<const char*>(host.data() + (from - lba * s.lba())), static_cast<std::streamsize>(to - from));
+    out.write(reinterpret_cast<const char*>(host.data() + (from - lba * s.lba())),
+              static_cast<std::streamsize>(to - from));
     if (!out) throw std::runtime_error("writing " + path + " failed at byte " + std::to_string(from - offset));
     bar.step(mib(to - offset));
   }

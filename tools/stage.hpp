@@ -4,4 +4,4 @@
 namespace agio::tools {
 int stage_in_main(int argc, char** argv, int first);
 int stage_out_main(int argc, char** argv, int first);
-}
+}  // namespace agio::tools

@@ -24,7 +24,9 @@ struct striping {
   AGIO_HD std::uint32_t device_of(std::uint64_t g) const { return static_cast<std::uint32_t>(g % devices); }
   AGIO_HD std::uint64_t block_on_device(std::uint64_t g) const { return g / devices; }
   // Blocks of the data's `blocks` that device `dev` holds.
-  std::uint64_t blocks_on(std::uint32_t dev, std::uint64_t blocks) const { return (blocks + devices - 1 - dev) / devices; }
+  std::uint64_t blocks_on(std::uint32_t dev, std::uint64_t blocks) const {
+    return (blocks + devices - 1 - dev) / devices;
+  }
 };
 
 class block_reader {
@@ -33,14 +35,14 @@ class block_reader {
 
   // Opens each of `uris` for its share of `blocks` blocks striped over them; `threads` host
   // threads read, each with `depth` reads in flight per store.
-  block_reader(const std::vector<std::string>& uris, std::uint64_t blocks, const host_memory& memory,
-               unsigned threads, unsigned depth)
+  block_reader(const std::vector<std::string>& uris, std::uint64_t blocks, const host_memory& memory, unsigned threads,
+               unsigned depth)
       : stripes_{static_cast<std::uint32_t>(uris.size())}, threads_(threads), depth_(depth) {
     for (std::uint32_t d = 0; d < uris.size(); ++d) {
       stores_.push_back(open_store(uris[d], memory));
       if (stores_[d]->capacity_bytes() < stripes_.blocks_on(d, blocks) * block_bytes) {
-        throw std::invalid_argument(uris[d] + " is smaller than its share of the " + std::to_string(blocks * block_bytes >> 20) +
-                                    " MiB to read");
+        throw std::invalid_argument(uris[d] + " is smaller than its share of the " +
+                                    std::to_string(blocks * block_bytes >> 20) + " MiB to read");
       }
     }
   }
@@ -82,7 +84,7 @@ class block_reader {
       while (next < blocks.size()) {
         const std::uint32_t d = stripes_.device_of(blocks[next]);
         const store_io io{store_op::read, stripes_.block_on_device(blocks[next]) * block_bytes, block_bytes,
-                                 dst + next * block_bytes, next};
+                          dst + next * block_bytes, next};
         if (!channels[d]->submit(io)) break;
         ++in_flight;
         next += threads_;

@@ -25,7 +25,6 @@
 namespace agio::bench {
 namespace {
 
-constexpr std::uint32_t block_bytes = block_reader::block_bytes;
 // A batch not done within this fails the read, as agio's benchmark runtimes fail a slow store.
 constexpr std::chrono::seconds batch_deadline{120};
 // The batch size where cuFile does not say its limit (cufile.json's default io_batchsize).
@@ -130,8 +129,8 @@ struct cufile_reader::state {
   // Which block and file read i of `blocks` was, for messages.
   std::string where(const std::vector<std::uint64_t>& blocks, std::size_t i) const {
     const std::uint64_t g = blocks[i];
-    return "block " + std::to_string(g) + " (byte " + std::to_string(stripes.block_on_device(g) * block_bytes) + " of " +
-           files[stripes.device_of(g)].path + ")";
+    return "block " + std::to_string(g) + " (byte " + std::to_string(stripes.block_on_device(g) * block_bytes) +
+           " of " + files[stripes.device_of(g)].path + ")";
   }
 
   void submit(batch& b, const std::vector<std::uint64_t>& blocks, std::size_t first, std::byte* device_dst) {
@@ -170,7 +169,8 @@ struct cufile_reader::state {
       timespec slice{0, 100'000'000};
       unsigned n = b.submitted - b.reaped;
       const CUfileError_t e = cuFileBatchIOGetStatus(b.id, n, &n, b.events.data(), &slice);
-      if (e.err != CU_FILE_SUCCESS) throw std::runtime_error("cufile: cuFileBatchIOGetStatus failed: " + cufile_error(e));
+      if (e.err != CU_FILE_SUCCESS)
+        throw std::runtime_error("cufile: cuFileBatchIOGetStatus failed: " + cufile_error(e));
       for (unsigned k = 0; k < n; ++k) {
         const CUfileIOEvents_t& ev = b.events[k];
         if (ev.status != CUFILE_COMPLETE || ev.ret != block_bytes) {
@@ -206,13 +206,14 @@ cufile_reader::cufile_reader(const std::vector<std::string>& uris, std::uint64_t
     // cuFile reads with direct I/O; a file without it would be refused at registration.
     f.fd = ::open(f.path.c_str(), O_RDONLY | O_DIRECT);
     if (f.fd < 0) {
-      throw std::runtime_error("cufile: cannot open " + f.path + " with O_DIRECT, which cuFile needs: " + std::strerror(errno));
+      throw std::runtime_error("cufile: cannot open " + f.path +
+                               " with O_DIRECT, which cuFile needs: " + std::strerror(errno));
     }
     const off_t bytes = ::lseek(f.fd, 0, SEEK_END);
     const std::uint64_t need = s.stripes.blocks_on(d, blocks) * block_bytes;
     if (bytes < 0 || static_cast<std::uint64_t>(bytes) < need) {
-      throw std::invalid_argument("cufile: " + f.path + " is smaller than its share of the data (" + std::to_string(need) +
-                                  " bytes)");
+      throw std::invalid_argument("cufile: " + f.path + " is smaller than its share of the data (" +
+                                  std::to_string(need) + " bytes)");
     }
     CUfileDescr_t descr{};
     descr.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
@@ -225,23 +226,26 @@ cufile_reader::cufile_reader(const std::vector<std::string>& uris, std::uint64_t
   }
 
   std::size_t batch_size = 0;
-  if (cuFileGetParameterSizeT(CUFILE_PARAM_PROPERTIES_IO_BATCHSIZE, &batch_size).err != CU_FILE_SUCCESS || batch_size == 0) {
+  if (cuFileGetParameterSizeT(CUFILE_PARAM_PROPERTIES_IO_BATCHSIZE, &batch_size).err != CU_FILE_SUCCESS ||
+      batch_size == 0) {
     batch_size = default_batch_size;
   }
   s.batches.resize(std::max(1u, batches_in_flight));
   for (state::batch& b : s.batches) {
     b.params.resize(batch_size);
     b.events.resize(batch_size);
-    if (const CUfileError_t e = cuFileBatchIOSetUp(&b.id, static_cast<unsigned>(batch_size)); e.err != CU_FILE_SUCCESS) {
+    if (const CUfileError_t e = cuFileBatchIOSetUp(&b.id, static_cast<unsigned>(batch_size));
+        e.err != CU_FILE_SUCCESS) {
       b.id = nullptr;
-      throw std::runtime_error("cufile: cuFileBatchIOSetUp(" + std::to_string(batch_size) + ") failed: " + cufile_error(e));
+      throw std::runtime_error("cufile: cuFileBatchIOSetUp(" + std::to_string(batch_size) +
+                               ") failed: " + cufile_error(e));
     }
   }
   CUfileDrvProps_t props{};
   const bool nvfs = cuFileDriverGetProperties(&props).err == CU_FILE_SUCCESS && props.nvfs.major_version != 0;
-  const std::string driver = nvfs ? "nvidia-fs " + std::to_string(props.nvfs.major_version) + "." +
-                                        std::to_string(props.nvfs.minor_version)
-                                  : std::string("no nvidia-fs driver reported: compatibility mode");
+  const std::string driver =
+      nvfs ? "nvidia-fs " + std::to_string(props.nvfs.major_version) + "." + std::to_string(props.nvfs.minor_version)
+           : std::string("no nvidia-fs driver reported: compatibility mode");
   std::fprintf(stderr, "cufile: %zu file(s), batches of %zu reads, %zu in flight, %s\n", s.files.size(), batch_size,
                s.batches.size(), driver.c_str());
 }

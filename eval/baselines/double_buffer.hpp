@@ -20,7 +20,8 @@ class double_buffer {
  public:
   template <class... Args>
   explicit double_buffer(runtime& rt, const Args&... args) : rt_(rt), sets_{{Set(rt, args...)}, {Set(rt, args...)}} {
-    for (slot& s : sets_) throw_on_cuda_error(cudaEventCreateWithFlags(&s.released, cudaEventDisableTiming), "cudaEventCreate");
+    for (slot& s : sets_)
+      throw_on_cuda_error(cudaEventCreateWithFlags(&s.released, cudaEventDisableTiming), "cudaEventCreate");
   }
   ~double_buffer() {
     for (slot& s : sets_) {

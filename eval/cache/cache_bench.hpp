@@ -4,4 +4,4 @@
 namespace agio::bench {
 int cache_policies_main(int argc, char** argv, int first);
 int cache_overhead_main(int argc, char** argv, int first);
-}
+}  // namespace agio::bench

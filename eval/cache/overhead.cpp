@@ -67,8 +67,9 @@ struct mean_lines_job {
       const std::uint64_t mine = base + std::uint64_t{lane} * warps;
       const bool pins = lane < group && mine < lines;
       std::uint32_t line = cache::no_line;
-      const status pinned = pins ? cache.acquire_line(0, first_block + mine, line, deadline::after_ns(cache.wait_timeout_ns))
-                                 : status{outcome::pending, 0};
+      const status pinned =
+          pins ? cache.acquire_line(0, first_block + mine, line, deadline::after_ns(cache.wait_timeout_ns))
+               : status{outcome::pending, 0};
       for (std::uint32_t j = 0; j < group; ++j) {
         const std::uint64_t index = base + std::uint64_t{j} * warps;
         if (index >= lines) break;
@@ -184,9 +185,10 @@ void bench_mean(context& c, const std::vector<float>& x, const layout& l) {
           });
   c.rt.free(dx);
   using elementwise = mean_job<cached_source<float, policy>>;
-  measure_cached(c, {"vector_mean", "", "array_view", 0, false, registers_of<elementwise>(c.rt), -1}, l.vec, l.vec_blocks,
-                 [&](cache_type& cache, bool& ok) {
-                   const double s = time_job(c.rt, c.threads, elementwise{{cache.array<float>(), l.vec * (block_bytes / 4)}, n, partial});
+  measure_cached(c, {"vector_mean", "", "array_view", 0, false, registers_of<elementwise>(c.rt), -1}, l.vec,
+                 l.vec_blocks, [&](cache_type& cache, bool& ok) {
+                   const double s = time_job(
+                       c.rt, c.threads, elementwise{{cache.array<float>(), l.vec * (block_bytes / 4)}, n, partial});
                    check(ok);
                    return s;
                  });
@@ -251,7 +253,11 @@ void bench_spmv(context& c, const csr& g, const layout& l, std::mt19937_64& rng)
   measure_cached(c, {"spmv", "", "array_reader", 0, false, registers_of<cached_job>(c.rt), -1}, l.col,
                  l.col_blocks + l.val_blocks, [&](cache_type& cache, bool& ok) {
                    const cached_job job{{cache.array<std::uint32_t>(), l.col * (block_bytes / 4)},
-                                        {cache.array<float>(), l.val * (block_bytes / 4)}, row, dx, y, g.n};
+                                        {cache.array<float>(), l.val * (block_bytes / 4)},
+                                        row,
+                                        dx,
+                                        y,
+                                        g.n};
                    const double s = time_job(c.rt, c.threads, job);
                    check(ok);
                    return s;
@@ -338,11 +344,15 @@ int cache_overhead_main(int argc, char** argv, int first) {
     }
   }
   doc.set_header("cache_overhead", rt->describe(), argc, argv);
-  doc.config.set("store", uri).set("store_kind", store.empty() ? std::string("ram: store (emulated storage in host RAM)")
-                                                               : std::string("user store"));
-  doc.config.set("policy", std::string("clock")).set("ways", std::int64_t{8}).set("line_bytes", std::int64_t{block_bytes});
+  doc.config.set("store", uri)
+      .set("store_kind",
+           store.empty() ? std::string("ram: store (emulated storage in host RAM)") : std::string("user store"));
+  doc.config.set("policy", std::string("clock"))
+      .set("ways", std::int64_t{8})
+      .set("line_bytes", std::int64_t{block_bytes});
   doc.config.set("vector_floats", static_cast<std::int64_t>(x.size())).set("vertices", std::int64_t{vertices});
-  doc.config.set("edges", static_cast<std::int64_t>(g.col.size())).set("graph", std::string("uniform random, directed"));
+  doc.config.set("edges", static_cast<std::int64_t>(g.col.size()))
+      .set("graph", std::string("uniform random, directed"));
   doc.config.set("threads", std::int64_t{threads}).set("reps", std::int64_t{reps}).set("timing", std::string("median"));
   doc.config.set("profile", std::string(small ? "quick" : "full"));
   return finish(doc, *rt, out_path, all_ok, "cache_overhead: some results did not match the host reference");

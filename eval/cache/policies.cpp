@@ -130,7 +130,8 @@ struct device_buffers {
 template <class Policy>
 run_result run_policy(runtime& rt, const trace& tr, const device_buffers& buf, std::size_t cache_bytes) {
   software_cache<Policy> cache(rt, {cache_bytes, block_bytes, 8});
-  const trace_job<Policy> job{cache.template array<std::uint32_t>(), buf.index, tr.index.size(), buf.sums, buf.failures};
+  const trace_job<Policy> job{cache.template array<std::uint32_t>(), buf.index, tr.index.size(), buf.sums,
+                              buf.failures};
   const std::uint32_t zero = 0;
   rt.copy_to_device(buf.failures, &zero, sizeof zero);
   time_job(rt, buf.threads, job);
@@ -216,7 +217,8 @@ int cache_policies_main(int argc, char** argv, int first) {
         const double miss_ratio = r.counters.miss_ratio(tr.index.size());
         json_object o;
         o.set("trace", tr.name).set("policy", policy).set("cache_percent", static_cast<std::int64_t>(pct));
-        o.set("cache_bytes", static_cast<std::int64_t>(bytes)).set("ways", std::int64_t{policy == "direct_mapped" ? 1 : 8});
+        o.set("cache_bytes", static_cast<std::int64_t>(bytes))
+            .set("ways", std::int64_t{policy == "direct_mapped" ? 1 : 8});
         o.set("miss_ratio", miss_ratio).set("hit_rate", 1 - miss_ratio);
         o.set("hits", static_cast<std::int64_t>(r.counters.hits));
         o.set("misses", static_cast<std::int64_t>(r.counters.misses));
@@ -228,7 +230,8 @@ int cache_policies_main(int argc, char** argv, int first) {
         doc.points.push_back(o);
         std::printf("%-10s %-14s %5llu%% %9lld %10.4f %10.4f %10.3f %12.2f %s\n", tr.name.c_str(), policy.c_str(),
                     static_cast<unsigned long long>(pct), static_cast<long long>(lines), miss_ratio, 1 - miss_ratio,
-                    r.seconds * 1e3, static_cast<double>(tr.index.size()) / r.seconds / 1e6, r.verified ? "ok" : "FAILED");
+                    r.seconds * 1e3, static_cast<double>(tr.index.size()) / r.seconds / 1e6,
+                    r.verified ? "ok" : "FAILED");
       }
     }
   }

@@ -11,8 +11,8 @@
 namespace agio::bench::dlrm {
 
 struct batch_plan {
-  std::vector<std::uint64_t> blocks;         // sorted, each once
-  std::vector<std::uint32_t> slot_indices;   // per lookup: slot * rows_per_block + row in block
+  std::vector<std::uint64_t> blocks;        // sorted, each once
+  std::vector<std::uint32_t> slot_indices;  // per lookup: slot * rows_per_block + row in block
 };
 
 // The plan of `lookups` sample-major lookups (lookup i is in table i % tables). The blocks land
@@ -28,7 +28,8 @@ inline batch_plan plan_batch(const table_layout& layout, const std::uint32_t* in
   p.blocks.erase(std::unique(p.blocks.begin(), p.blocks.end()), p.blocks.end());
   p.slot_indices.resize(lookups);
   for (std::uint32_t i = 0; i < lookups; ++i) {
-    const auto slot = static_cast<std::uint32_t>(std::lower_bound(p.blocks.begin(), p.blocks.end(), block_of(i)) - p.blocks.begin());
+    const auto slot =
+        static_cast<std::uint32_t>(std::lower_bound(p.blocks.begin(), p.blocks.end(), block_of(i)) - p.blocks.begin());
     p.slot_indices[i] = slot * layout.rows_per_block + indices[i] % layout.rows_per_block;
   }
   return p;

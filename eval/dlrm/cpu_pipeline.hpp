@@ -25,7 +25,8 @@ class cpu_pipeline_reader {
     for (std::uint32_t d = 0; d < uris.size(); ++d) {
       if (std::byte* ram = reader_.host_view(d)) {
         const std::uint64_t blocks = reader_.stripes().blocks_on(d, layout.blocks);
-        fill_tables_on_host(contents, reader_.stripes(), d, reinterpret_cast<float*>(ram), 0, blocks * block_bytes / sizeof(float));
+        fill_tables_on_host(contents, reader_.stripes(), d, reinterpret_cast<float*>(ram), 0,
+                            blocks * block_bytes / sizeof(float));
       }
     }
   }

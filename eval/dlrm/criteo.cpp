@@ -20,7 +20,9 @@ constexpr std::size_t fields = 1 + dense_features + sparse_features;
 
 // DLRM's transform of a count, the one place both the generator and the loader compute it, so a
 // written and reloaded sample compares equal.
-float dense_value(std::int64_t count) { return static_cast<float>(std::log1p(static_cast<double>(std::max<std::int64_t>(count, 0)))); }
+float dense_value(std::int64_t count) {
+  return static_cast<float>(std::log1p(static_cast<double>(std::max<std::int64_t>(count, 0))));
+}
 
 // The count to write for dense value d: an integer whose dense_value is d exactly when there is
 // one. expm1 of the rounded float can be off by about one for counts near 2^24 / d, hence the
@@ -54,8 +56,8 @@ constexpr std::array<dense_law, dense_features> dense_laws{{{0.45, 1.5},
                                                             {0.04, 1.5},
                                                             {0.77, 0.5},
                                                             {0.22, 4}}};
-constexpr double dense_tail = 1.2;                // Lomax shape: a power-law tail of exponent 1.2
-constexpr double dense_max = 2147483647.0;        // counts stay in Criteo's 32-bit range
+constexpr double dense_tail = 1.2;          // Lomax shape: a power-law tail of exponent 1.2
+constexpr double dense_max = 2147483647.0;  // counts stay in Criteo's 32-bit range
 
 void check_vocab(const std::vector<std::uint32_t>& vocab) {
   if (vocab.size() != sparse_features)
@@ -277,8 +279,7 @@ void tsv_loader::parse(sample& s) const {
       std::uint64_t v = 0;
       if (!text.empty()) {
         const auto r = std::from_chars(p, stop, v, 16);
-        if (r.ec != std::errc{} || r.ptr != stop || text.size() > 16)
-          fail(f, text, "is not a hex value");
+        if (r.ec != std::errc{} || r.ptr != stop || text.size() > 16) fail(f, text, "is not a hex value");
       }
       const std::size_t t = f - 1 - dense_features;
       s.sparse[t] = static_cast<std::uint32_t>(v % vocab_[t]);

@@ -34,8 +34,8 @@ struct sample {
 // Rows per table of the Criteo 1TB logs as MLPerf's DLRM uses them (categories seen in the
 // 24 days, hashed into at most 40 M rows).
 inline constexpr std::array<std::uint32_t, sparse_features> terabyte_cardinalities{
-    39884406, 39043, 17289, 7420, 20263, 3,        7120,     1543,     63,     38532951, 2953546, 403346, 10,
-    2208,     11938, 155,   4,    976,   14,       39979771, 25641295, 39664984, 585935, 12972,    108,     36};
+    39884406, 39043, 17289, 7420, 20263, 3,  7120,     1543,     63,       38532951, 2953546, 403346, 10,
+    2208,     11938, 155,   4,    976,   14, 39979771, 25641295, 39664984, 585935,   12972,   108,    36};
 
 // terabyte_cardinalities scaled (rounded), each at least 1 (2 where the original has 2 or more:
 // a table of two rows stays a choice), then capped at `cap`. Throws std::invalid_argument for

@@ -13,11 +13,12 @@
 namespace agio::bench::dlrm {
 
 inline void throw_on_cublas_error(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string("cuBLAS: ") + what + " failed (status " + std::to_string(s) + ")");
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("cuBLAS: ") + what + " failed (status " + std::to_string(s) + ")");
 }
 
-__global__ void bias_activation_kernel(float* y, std::uint32_t ldy, const float* bias, std::uint32_t out, std::uint32_t n,
-                                       activation act) {
+__global__ void bias_activation_kernel(float* y, std::uint32_t ldy, const float* bias, std::uint32_t out,
+                                       std::uint32_t n, activation act) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= std::uint64_t{out} * n) return;
   const std::uint32_t o = static_cast<std::uint32_t>(i % out);
@@ -69,8 +70,8 @@ class cublas_ops final : public tensor_ops {
                    std::uint32_t n, activation act) override {
     const float one = 1, zero = 0;
     throw_on_cublas_error(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(l.out), static_cast<int>(n),
-                                      static_cast<int>(l.in), &one, wb, static_cast<int>(l.out), x, static_cast<int>(ldx),
-                                      &zero, y, static_cast<int>(ldy)),
+                                      static_cast<int>(l.in), &one, wb, static_cast<int>(l.out), x,
+                                      static_cast<int>(ldx), &zero, y, static_cast<int>(ldy)),
                           "cublasSgemm");
     const std::uint64_t elements = std::uint64_t{l.out} * n;
     bias_activation_kernel<<<static_cast<unsigned>((elements + 255) / 256), 256, 0, stream_>>>(
@@ -80,16 +81,16 @@ class cublas_ops final : public tensor_ops {
   void gram(const float* t, float* g, std::uint32_t dim, std::uint32_t vectors, std::uint32_t n) override {
     const float one = 1, zero = 0;
     const auto v = static_cast<int>(vectors), d = static_cast<int>(dim);
-    throw_on_cublas_error(cublasSgemmStridedBatched(handle_, CUBLAS_OP_T, CUBLAS_OP_N, v, v, d, &one, t, d,
-                                                    std::int64_t{v} * d, t, d, std::int64_t{v} * d, &zero, g, v,
-                                                    std::int64_t{v} * v, static_cast<int>(n)),
-                          "cublasSgemmStridedBatched");
+    throw_on_cublas_error(
+        cublasSgemmStridedBatched(handle_, CUBLAS_OP_T, CUBLAS_OP_N, v, v, d, &one, t, d, std::int64_t{v} * d, t, d,
+                                  std::int64_t{v} * d, &zero, g, v, std::int64_t{v} * v, static_cast<int>(n)),
+        "cublasSgemmStridedBatched");
   }
   void interaction_output(const float* t, const float* g, float* top_in, std::uint32_t dim, std::uint32_t vectors,
                           std::uint32_t n) override {
     const std::uint64_t elements = std::uint64_t{dim + vectors * (vectors - 1) / 2} * n;
     interaction_output_kernel<<<static_cast<unsigned>((elements + 255) / 256), 256, 0, stream_>>>(t, g, top_in, dim,
-                                                                                                   vectors, n);
+                                                                                                  vectors, n);
     throw_on_cuda_error(cudaGetLastError(), "interaction kernel");
   }
 

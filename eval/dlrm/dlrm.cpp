@@ -85,8 +85,11 @@ class executor {
     std::vector<const float*> layers;
     for (const auto& l : s.bottom) layers.push_back(zeros(std::size_t{l.in} * l.out + l.out));
     for (const auto& l : s.top) layers.push_back(zeros(std::size_t{l.in} * l.out + l.out));
-    const forward_buffers b{&layers, zeros(std::size_t{n} * s.vectors() * s.dim), zeros(std::size_t{n} * s.vectors() * s.vectors()),
-                            zeros(std::size_t{s.top_input()} * n), zeros(std::size_t{s.widest()} * n),
+    const forward_buffers b{&layers,
+                            zeros(std::size_t{n} * s.vectors() * s.dim),
+                            zeros(std::size_t{n} * s.vectors() * s.vectors()),
+                            zeros(std::size_t{s.top_input()} * n),
+                            zeros(std::size_t{s.widest()} * n),
                             zeros(std::size_t{s.widest()} * n)};
     forward(*ops_, s, b, zeros(std::size_t{s.dense} * n), n, zeros(n));
     const cudaError_t ran = cudaStreamSynchronize(streams_->compute());
@@ -206,7 +209,8 @@ struct device_point {
   std::uint32_t* failures = nullptr;
   forward_buffers buffers{};
 
-  device_point(runtime& r, const network_shape& s, const table_layout& layout, const batch_inputs& in, std::uint64_t seed)
+  device_point(runtime& r, const network_shape& s, const table_layout& layout, const batch_inputs& in,
+               std::uint64_t seed)
       : rt(r), shape(s), batch(in.batch), batches(in.batches), lookups(in.batch * s.tables) {
     for (const auto& w : network_weights(s, seed)) layers.push_back(keep(to_device(rt, w)));
     dense = keep(to_device(rt, in.dense));
@@ -215,9 +219,12 @@ struct device_point {
     zero_first_block = keep(to_device(rt, std::vector<std::uint64_t>(s.tables, 0)));
     outputs = alloc<float>(std::size_t{batches} * batch);
     failures = alloc<std::uint32_t>(1);
-    buffers = {&layers, alloc<float>(std::size_t{batch} * s.vectors() * s.dim),
-               alloc<float>(std::size_t{batch} * s.vectors() * s.vectors()), alloc<float>(std::size_t{s.top_input()} * batch),
-               alloc<float>(std::size_t{s.widest()} * batch), alloc<float>(std::size_t{s.widest()} * batch)};
+    buffers = {&layers,
+               alloc<float>(std::size_t{batch} * s.vectors() * s.dim),
+               alloc<float>(std::size_t{batch} * s.vectors() * s.vectors()),
+               alloc<float>(std::size_t{s.top_input()} * batch),
+               alloc<float>(std::size_t{s.widest()} * batch),
+               alloc<float>(std::size_t{s.widest()} * batch)};
   }
   ~device_point() {
     for (void* p : owned) rt.free(p);
@@ -250,7 +257,8 @@ struct device_point {
 // Runs every batch: the gather of its rows through `rows`, then the network. `after_gather(b)`
 // runs once batch b's gather is queued (the async mode prefetches batch b + 1 there).
 template <class Rows, class AfterGather>
-double run_batches(executor& ex, device_point& p, const table_layout& layout, const Rows& rows, AfterGather&& after_gather) {
+double run_batches(executor& ex, device_point& p, const table_layout& layout, const Rows& rows,
+                   AfterGather&& after_gather) {
   p.clear_failures();
   return ex.timed([&] {
     for (std::uint32_t b = 0; b < p.batches; ++b) {
@@ -287,7 +295,8 @@ mode_run run_agio(executor& ex, runtime& rt, device_point& p, const table_layout
   const bool batch_fits = std::uint64_t{p.lookups} * 2 <= cache.line_count();
   const auto prefetch = [&](std::uint32_t b) {
     if (model != io_model::async || !batch_fits || b + 1 >= p.batches) return;
-    ex.io(p.lookups, prefetch_job<handle_for<IO>>{cache.device(), stripes, p.map(b + 1, layout), p.lookups, p.failures});
+    ex.io(p.lookups,
+          prefetch_job<handle_for<IO>>{cache.device(), stripes, p.map(b + 1, layout), p.lookups, p.failures});
   };
   r.seconds = run_batches(ex, p, layout, rows, prefetch);
   rt.check();
@@ -416,7 +425,8 @@ mode_run run_cufile(executor& ex, runtime& rt, device_point& p, const table_layo
 std::string cufile_unusable(backend want, const std::vector<std::string>& stores) {
   if (want == backend::cpu) return "it needs the GPU backend";
   for (const std::string& uri : stores) {
-    if (uri.rfind("file:", 0) != 0) return "cuFile reads files, and store " + uri + " is not a file: store (--store file:PATH,...)";
+    if (uri.rfind("file:", 0) != 0)
+      return "cuFile reads files, and store " + uri + " is not a file: store (--store file:PATH,...)";
   }
   return cufile_reader::why_unavailable();
 }
@@ -452,7 +462,8 @@ void write_tables(runtime& rt, const table_layout& layout) {
                                 layout.rows_per_block};
   for (std::uint32_t d = 0; d < stripes.devices; ++d) {
     const auto fill = [&](std::uint64_t offset, std::byte* dst, std::size_t n) {
-      fill_tables_on_host(contents, stripes, d, reinterpret_cast<float*>(dst), offset / sizeof(float), n / sizeof(float));
+      fill_tables_on_host(contents, stripes, d, reinterpret_cast<float*>(dst), offset / sizeof(float),
+                          n / sizeof(float));
     };
     write_store(rt, 0, stripes.blocks_on(d, layout.blocks) * block_bytes, fill, d);
   }
@@ -492,8 +503,12 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
   for (const point_spec& p : specs) inputs.push_back(make_inputs(s, vocab, p.batch));
   std::vector<std::vector<float>> reference(specs.size());
   std::vector<std::pair<network_shape, std::uint32_t>> networks;
-  for (const point_spec& p : specs) networks.emplace_back(dlrm_config(p.config, s.dim, s.bottom_width, s.top_width, criteo::sparse_features, criteo::dense_features), p.batch);
-  [[maybe_unused]] const bool any_baseline = std::any_of(specs.begin(), specs.end(), [](const point_spec& p) { return p.with_baselines(); });
+  for (const point_spec& p : specs)
+    networks.emplace_back(
+        dlrm_config(p.config, s.dim, s.bottom_width, s.top_width, criteo::sparse_features, criteo::dense_features),
+        p.batch);
+  [[maybe_unused]] const bool any_baseline =
+      std::any_of(specs.begin(), specs.end(), [](const point_spec& p) { return p.with_baselines(); });
   const auto record = [&](std::size_t i, const std::string& mode, const std::vector<mode_run>& runs) {
     point_result r{specs[i], mode};
     std::vector<double> times;
@@ -544,13 +559,15 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
       for (const io_model m : {io_model::async, io_model::sync}) {
         if (!s.wants(name_of(m))) continue;
         std::vector<mode_run> runs;
-        for (std::uint32_t k = 0; k < s.reps; ++k) runs.push_back(run_agio<io_handle>(ex, *rt, p, layout, m, specs[i].cache_bytes));
+        for (std::uint32_t k = 0; k < s.reps; ++k)
+          runs.push_back(run_agio<io_handle>(ex, *rt, p, layout, m, specs[i].cache_bytes));
         record(i, name_of(m), runs);
       }
 #if defined(__CUDACC__)
       if (reader && specs[i].with_baselines()) {
         std::vector<mode_run> runs;
-        for (std::uint32_t k = 0; k < s.reps; ++k) runs.push_back(run_cpu_pipeline(ex, *rt, p, layout, *reader, inputs[i]));
+        for (std::uint32_t k = 0; k < s.reps; ++k)
+          runs.push_back(run_cpu_pipeline(ex, *rt, p, layout, *reader, inputs[i]));
         record(i, "cpu_pipeline", runs);
       }
 #endif
@@ -573,7 +590,8 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
       if (!specs[i].with_baselines()) continue;
       device_point p(*plain.rt, networks[i].first, layout, inputs[i], s.seed);
       std::vector<mode_run> runs;
-      for (std::uint32_t k = 0; k < s.reps; ++k) runs.push_back(run_cufile(*plain.ex, *plain.rt, p, layout, reader, inputs[i]));
+      for (std::uint32_t k = 0; k < s.reps; ++k)
+        runs.push_back(run_cufile(*plain.ex, *plain.rt, p, layout, reader, inputs[i]));
       record(i, "cufile", runs);
     }
     plain.rt->stop();
@@ -669,7 +687,8 @@ dlrm_options parse_options(const options& opt) {
     }
   }
   if (s.dim == 0 || s.dim * sizeof(float) > block_bytes) {
-    throw std::invalid_argument("--dim is 1 to " + std::to_string(block_bytes / sizeof(float)) + " (a row within a 4 KiB block)");
+    throw std::invalid_argument("--dim is 1 to " + std::to_string(block_bytes / sizeof(float)) +
+                                " (a row within a 4 KiB block)");
   }
   o.vocab = criteo::criteo_vocab_sizes(vocab_scale, vocab_cap);
   return o;
@@ -692,14 +711,20 @@ dlrm_plan make_plan(dlrm_options& o) {
   std::vector<point_spec> points;
   for (const auto& e : o.experiments) {
     if (e == "configs") {
-      for (const auto c : o.configs) points.push_back({"config" + std::to_string(c), static_cast<int>(c), o.batch, s.queue_pairs, s.queue_depth, s.cache_bytes});
+      for (const auto c : o.configs)
+        points.push_back(
+            {"config" + std::to_string(c), static_cast<int>(c), o.batch, s.queue_pairs, s.queue_depth, s.cache_bytes});
     } else if (e == "batch") {
-      for (const auto b : o.batch_sweep) points.push_back({"batch" + std::to_string(b), 1, static_cast<std::uint32_t>(b), s.queue_pairs, s.queue_depth, s.cache_bytes});
+      for (const auto b : o.batch_sweep)
+        points.push_back({"batch" + std::to_string(b), 1, static_cast<std::uint32_t>(b), s.queue_pairs, s.queue_depth,
+                          s.cache_bytes});
     } else if (e == "queues") {
       // The paper's Figure 9: depth 64, 1 to 16 queue pairs.
-      for (const auto q : o.queue_sweep) points.push_back({"queues" + std::to_string(q), 1, o.batch, static_cast<std::uint32_t>(q), 64, s.cache_bytes});
+      for (const auto q : o.queue_sweep)
+        points.push_back({"queues" + std::to_string(q), 1, o.batch, static_cast<std::uint32_t>(q), 64, s.cache_bytes});
     } else if (e == "cache") {
-      for (const auto m : o.cache_sweep) points.push_back({"cache" + std::to_string(m) + "M", 1, o.batch, s.queue_pairs, s.queue_depth, m << 20});
+      for (const auto m : o.cache_sweep)
+        points.push_back({"cache" + std::to_string(m) + "M", 1, o.batch, s.queue_pairs, s.queue_depth, m << 20});
     } else {
       throw std::invalid_argument("--experiments: unknown experiment '" + e + "' (configs, batch, queues, cache)");
     }
@@ -707,8 +732,8 @@ dlrm_plan make_plan(dlrm_options& o) {
   for (const auto& pt : points) p.groups[{pt.queue_pairs, pt.queue_depth}].push_back(pt);
   p.points = points.size();
   std::fprintf(stderr, "dlrm: %u tables, %.1f MiB striped over %zu device(s) like %s, dim %u, %u batches per run\n",
-               p.layout.tables(), static_cast<double>(p.layout.bytes()) / (1 << 20), s.stores.size(), s.stores.front().c_str(),
-               s.dim, s.batches);
+               p.layout.tables(), static_cast<double>(p.layout.bytes()) / (1 << 20), s.stores.size(),
+               s.stores.front().c_str(), s.dim, s.batches);
   // The cufile mode is left out, said once, where it cannot run (before the runtime starts, so
   // that cuFile's driver opens beside no running kernel).
   if (s.wants("cufile")) {
@@ -752,7 +777,8 @@ int report(const dlrm_options& o, const dlrm_plan& p, const measured& m, int arg
     json_object j;
     j.set("point", r.spec.experiment).set("mode", r.mode).set("config", std::int64_t{r.spec.config});
     j.set("batch", std::int64_t{r.spec.batch}).set("queue_pairs", std::int64_t{r.spec.queue_pairs});
-    j.set("queue_depth", std::int64_t{r.spec.queue_depth}).set("cache_bytes", static_cast<std::int64_t>(r.spec.cache_bytes));
+    j.set("queue_depth", std::int64_t{r.spec.queue_depth})
+        .set("cache_bytes", static_cast<std::int64_t>(r.spec.cache_bytes));
     j.set("seconds", r.seconds).set("max_error", r.max_error).set("verified", r.verified);
     if (r.hit_rate >= 0) j.set("hit_rate", r.hit_rate);
     doc.points.push_back(j);
@@ -771,7 +797,8 @@ int report(const dlrm_options& o, const dlrm_plan& p, const measured& m, int arg
     std::printf("\n");
     if (point == "config1" && t.count("async") && t.count("sync") && t.count("bam_style") && t.count("cpu_pipeline")) {
       std::printf("target at config 1 (async >= 1.3x sync, >= 1.5x BaM-style, >= 1.5x CPU pipeline): %s %s %s\n",
-                  ratio("async", "sync") >= 1.3 ? "met" : "MISSED", ratio("async", "bam_style") >= 1.5 ? "met" : "MISSED",
+                  ratio("async", "sync") >= 1.3 ? "met" : "MISSED",
+                  ratio("async", "bam_style") >= 1.5 ? "met" : "MISSED",
                   ratio("async", "cpu_pipeline") >= 1.5 ? "met" : "MISSED");
     }
   }
@@ -785,17 +812,25 @@ int report(const dlrm_options& o, const dlrm_plan& p, const measured& m, int arg
   std::string stores;
   for (const auto& u : s.stores) stores += (stores.empty() ? "" : ",") + u;
   doc.config.set("stores", stores).set("devices", static_cast<std::int64_t>(s.stores.size()));
-  const bool all_files = std::all_of(s.stores.begin(), s.stores.end(), [](const std::string& u) { return u.rfind("file:", 0) == 0; });
-  doc.config.set("store_kind", s.stores.front().rfind("ram:", 0) == 0 ? std::string("ram: stores with an SSD profile: emulated storage")
-                               : all_files                            ? std::string("file: stores: real I/O on this machine's storage")
-                                                                      : std::string("user stores"));
+  const bool all_files =
+      std::all_of(s.stores.begin(), s.stores.end(), [](const std::string& u) { return u.rfind("file:", 0) == 0; });
+  doc.config.set("store_kind", s.stores.front().rfind("ram:", 0) == 0
+                                   ? std::string("ram: stores with an SSD profile: emulated storage")
+                               : all_files ? std::string("file: stores: real I/O on this machine's storage")
+                                           : std::string("user stores"));
   doc.config.set("bam_mover", o.bam_mover);
-  doc.config.set("tables", std::int64_t{p.layout.tables()}).set("table_bytes", static_cast<std::int64_t>(p.layout.bytes()));
-  doc.config.set("dim", std::int64_t{s.dim}).set("bottom_width", std::int64_t{s.bottom_width}).set("top_width", std::int64_t{s.top_width});
-  doc.config.set("batches", std::int64_t{s.batches}).set("reps", std::int64_t{s.reps}).set("timing", std::string("median"));
+  doc.config.set("tables", std::int64_t{p.layout.tables()})
+      .set("table_bytes", static_cast<std::int64_t>(p.layout.bytes()));
+  doc.config.set("dim", std::int64_t{s.dim})
+      .set("bottom_width", std::int64_t{s.bottom_width})
+      .set("top_width", std::int64_t{s.top_width});
+  doc.config.set("batches", std::int64_t{s.batches})
+      .set("reps", std::int64_t{s.reps})
+      .set("timing", std::string("median"));
   doc.config.set("alpha", s.alpha).set("policy", std::string("clock")).set("cache", mib(s.cache_bytes));
   doc.config.set("data", s.criteo_file.empty() ? std::string("generated Criteo-shaped samples") : s.criteo_file);
-  for (const register_row& r : registers) doc.config.set("registers " + r.kernel + " " + r.model, std::int64_t{r.registers});
+  for (const register_row& r : registers)
+    doc.config.set("registers " + r.kernel + " " + r.model, std::int64_t{r.registers});
   doc.save(o.out_path);
   std::printf("device: %s\nresults: %s\n", device.c_str(), o.out_path.c_str());
   if (!all_ok) std::fprintf(stderr, "dlrm: some outputs did not match the reference (tables in HBM)\n");

@@ -9,4 +9,4 @@ namespace agio::bench {
 int dlrm_main(int argc, char** argv, int first);
 // Registers per thread of the gather and prefetch kernels in each I/O model (Figure 12).
 std::vector<register_row> dlrm_registers();
-}
+}  // namespace agio::bench

@@ -21,14 +21,13 @@
 
 namespace agio::bench::dlrm {
 
-
 // Where the tables are: the first block of each, and the sizes every job needs.
 struct table_layout {
-  std::uint32_t dim = 0;              // floats per row
-  std::uint32_t rows_per_block = 0;   // block_bytes / (dim * 4)
-  std::vector<std::uint32_t> vocab;   // rows per table
+  std::uint32_t dim = 0;             // floats per row
+  std::uint32_t rows_per_block = 0;  // block_bytes / (dim * 4)
+  std::vector<std::uint32_t> vocab;  // rows per table
   std::vector<std::uint64_t> first_block;
-  std::uint64_t blocks = 0;           // all tables together
+  std::uint64_t blocks = 0;  // all tables together
 
   table_layout(std::uint32_t row_floats, std::vector<std::uint32_t> rows) : dim(row_floats), vocab(std::move(rows)) {
     rows_per_block = block_bytes / (dim * static_cast<std::uint32_t>(sizeof(float)));

@@ -105,11 +105,11 @@ class tensor_ops {
 // Device (or, on CPU threads, host) buffers for a forward pass of up to `batch` samples.
 struct forward_buffers {
   const std::vector<const float*>* layers;  // weights per layer, bottom first
-  float* t;       // batch x vectors x dim: the gather fills vectors 1..
-  float* g;       // batch x vectors x vectors
-  float* top_in;  // top_input x batch
-  float* ping;    // widest x batch
-  float* pong;    // widest x batch
+  float* t;                                 // batch x vectors x dim: the gather fills vectors 1..
+  float* g;                                 // batch x vectors x vectors
+  float* top_in;                            // top_input x batch
+  float* ping;                              // widest x batch
+  float* pong;                              // widest x batch
 };
 
 // Runs the network over n samples: dense (dense x n) in, probabilities (n) out. The

@@ -23,14 +23,16 @@ std::vector<std::uint64_t> squish_rows(csr& g) {
       if (weighted) {
         scratch.clear();
         for (std::uint64_t e = first; e < last; ++e) scratch.emplace_back(g.col[e], g.val[e]);
-        std::stable_sort(scratch.begin(), scratch.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::stable_sort(scratch.begin(), scratch.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
         for (std::size_t i = 0; i < scratch.size(); ++i) {
           if (scratch[i].first == v || (i > 0 && scratch[i].first == scratch[i - 1].first)) continue;
           g.col[out] = scratch[i].first;
           g.val[out++] = scratch[i].second;
         }
       } else {
-        std::sort(g.col.begin() + static_cast<std::ptrdiff_t>(first), g.col.begin() + static_cast<std::ptrdiff_t>(last));
+        std::sort(g.col.begin() + static_cast<std::ptrdiff_t>(first),
+                  g.col.begin() + static_cast<std::ptrdiff_t>(last));
         for (std::uint64_t e = first; e < last; ++e) {
           if (g.col[e] == v || (e > first && g.col[e] == g.col[e - 1])) continue;
           g.col[out++] = g.col[e];

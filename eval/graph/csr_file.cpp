@@ -46,8 +46,10 @@ void write_csr_file(const std::string& path, const csr& g) {
   h.vertices = g.n;
   h.edges = g.edges();
   out.write(reinterpret_cast<const char*>(&h), sizeof h);
-  out.write(reinterpret_cast<const char*>(g.row.data()), static_cast<std::streamsize>(g.row.size() * sizeof(std::uint64_t)));
-  out.write(reinterpret_cast<const char*>(g.col.data()), static_cast<std::streamsize>(g.col.size() * sizeof(std::uint32_t)));
+  out.write(reinterpret_cast<const char*>(g.row.data()),
+            static_cast<std::streamsize>(g.row.size() * sizeof(std::uint64_t)));
+  out.write(reinterpret_cast<const char*>(g.col.data()),
+            static_cast<std::streamsize>(g.col.size() * sizeof(std::uint32_t)));
   out.write(reinterpret_cast<const char*>(g.val.data()), static_cast<std::streamsize>(g.val.size() * sizeof(float)));
   if (!out.flush()) fail(path, "writing failed");
 }
@@ -64,7 +66,8 @@ csr read_csr_file(const std::string& path) {
   header h{};
   if (!in.read(reinterpret_cast<char*>(&h), sizeof h)) fail(path, "shorter than the 32-byte CSR header");
   if (std::memcmp(h.magic, magic, sizeof magic) != 0) fail(path, "not an agio CSR file (bad magic)");
-  if (h.version != version) fail(path, "CSR file version " + std::to_string(h.version) + "; this build reads version 1");
+  if (h.version != version)
+    fail(path, "CSR file version " + std::to_string(h.version) + "; this build reads version 1");
   if ((h.flags & ~weighted_flag) != 0) fail(path, "unknown flags " + std::to_string(h.flags));
   if (h.vertices > 0xffffffffull) fail(path, std::to_string(h.vertices) + " vertices: ids must fit 32 bits");
   if (h.edges >= (std::uint64_t{1} << 56)) fail(path, std::to_string(h.edges) + " edges: not a plausible count");
@@ -89,7 +92,8 @@ csr read_csr_file(const std::string& path) {
     if (g.row[v + 1] < g.row[v]) fail(path, "row offsets decrease at vertex " + std::to_string(v));
   }
   for (std::uint64_t e = 0; e < h.edges; ++e) {
-    if (g.col[e] >= g.n) fail(path, "edge " + std::to_string(e) + " goes to vertex " + std::to_string(g.col[e]) + ", past the last");
+    if (g.col[e] >= g.n)
+      fail(path, "edge " + std::to_string(e) + " goes to vertex " + std::to_string(g.col[e]) + ", past the last");
   }
   return g;
 }

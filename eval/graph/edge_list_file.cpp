@@ -62,7 +62,8 @@ class line_reader {
     char* end = nullptr;
     errno = 0;
     const float v = std::strtof(text.c_str(), &end);
-    if (end != text.c_str() + text.size() || errno == ERANGE) fail(std::string(what) + " '" + text + "' is not a number");
+    if (end != text.c_str() + text.size() || errno == ERANGE)
+      fail(std::string(what) + " '" + text + "' is not a number");
     return v;
   }
   void expect_end(const char* form) {
@@ -70,7 +71,8 @@ class line_reader {
   }
 
   [[noreturn]] void fail(const std::string& what) const {
-    throw std::runtime_error(path_ + ":" + std::to_string(number_) + ": " + what + " (line: '" + line_.substr(0, 80) + "')");
+    throw std::runtime_error(path_ + ":" + std::to_string(number_) + ": " + what + " (line: '" + line_.substr(0, 80) +
+                             "')");
   }
   [[noreturn]] void fail_file(const std::string& what) const { throw std::runtime_error(path_ + ": " + what); }
 
@@ -118,7 +120,8 @@ edge_list read_matrix_market(line_reader& in) {
   const std::string object = lower(in.word()), format = lower(in.word());
   const std::string field = lower(in.word()), symmetry = lower(in.word());
   if (object != "matrix") in.fail("Matrix Market object '" + object + "': only 'matrix' is a graph");
-  if (format != "coordinate") in.fail("Matrix Market format '" + format + "': only sparse 'coordinate' files are graphs");
+  if (format != "coordinate")
+    in.fail("Matrix Market format '" + format + "': only sparse 'coordinate' files are graphs");
   if (field != "real" && field != "double" && field != "integer" && field != "pattern") {
     in.fail("Matrix Market field '" + field + "': real, double, integer or pattern");
   }
@@ -144,7 +147,8 @@ edge_list read_matrix_market(line_reader& in) {
     if (seen == entries) in.fail("more entries than the " + std::to_string(entries) + " the size line announced");
     const std::uint64_t i = in.unsigned_word("row index");
     const std::uint64_t j = in.unsigned_word("column index");
-    if (i == 0 || i > rows || j == 0 || j > cols) in.fail("entry outside the 1-based " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
+    if (i == 0 || i > rows || j == 0 || j > cols)
+      in.fail("entry outside the 1-based " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
     const float w = valued ? in.float_word("value") : 0.0f;
     in.expect_end(valued ? "'row column value'" : "'row column'");
     ++seen;
@@ -157,7 +161,9 @@ edge_list read_matrix_market(line_reader& in) {
     if (symmetry != "general" && i != j) add(j, i, symmetry == "skew-symmetric" ? -w : w);
   }
   if (!sized) in.fail_file("no 'rows columns entries' line");
-  if (seen != entries) in.fail_file("ends after " + std::to_string(seen) + " of the " + std::to_string(entries) + " entries the size line announced");
+  if (seen != entries)
+    in.fail_file("ends after " + std::to_string(seen) + " of the " + std::to_string(entries) +
+                 " entries the size line announced");
   return e;
 }
 

@@ -15,7 +15,9 @@ namespace {
 // does not depend on how blocks are spread over threads (GAP seeds its blocks the same way).
 constexpr std::uint64_t block_edges = std::uint64_t{1} << 16;
 
-std::mt19937_64 block_rng(std::uint64_t seed, std::uint64_t block) { return std::mt19937_64(mix64(seed) ^ mix64(block + 1)); }
+std::mt19937_64 block_rng(std::uint64_t seed, std::uint64_t block) {
+  return std::mt19937_64(mix64(seed) ^ mix64(block + 1));
+}
 
 // Below n, from the top 32 bits of r (multiply-shift: no division, no modulo bias worth noting).
 std::uint32_t below(std::uint64_t r, std::uint32_t n) {
@@ -46,7 +48,8 @@ void draw_blocks(std::uint64_t m, std::uint64_t seed, Draw&& draw) {
 }  // namespace
 
 edge_list kronecker_edges(std::uint32_t scale, std::uint32_t edge_factor, std::uint64_t seed) {
-  if (scale == 0 || scale > 31) throw std::invalid_argument("kronecker_edges: scale must be 1..31, not " + std::to_string(scale));
+  if (scale == 0 || scale > 31)
+    throw std::invalid_argument("kronecker_edges: scale must be 1..31, not " + std::to_string(scale));
   const std::uint32_t n = std::uint32_t{1} << scale;
   edge_list e = sized(n, std::uint64_t{n} * edge_factor);
   constexpr float a = 0.57f, b = 0.19f, c = 0.19f;

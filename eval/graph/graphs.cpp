@@ -109,13 +109,16 @@ graph_case generated_case(const std::string& name, std::uint32_t scale, std::uin
   std::fprintf(stderr, "generating %s (scale %u, edge factor %u)...\n", name.c_str(), scale, edge_factor);
   if (scale == 0 || scale > 31) throw std::invalid_argument("graphs: --scale must be 1..31");
   const build_options gap{.symmetrize = true, .squish = true};
-  const std::string size = " scale " + std::to_string(scale) + " edge factor " + std::to_string(edge_factor) + ", undirected";
+  const std::string size =
+      " scale " + std::to_string(scale) + " edge factor " + std::to_string(edge_factor) + ", undirected";
   if (name == "kron") {
-    return make_case(name, "Kronecker (A=0.57 B=C=0.19)" + size, build_csr(kronecker_edges(scale, edge_factor, seed), gap), seed);
+    return make_case(name, "Kronecker (A=0.57 B=C=0.19)" + size,
+                     build_csr(kronecker_edges(scale, edge_factor, seed), gap), seed);
   }
   if (name == "uniform") {
     const std::uint32_t n = std::uint32_t{1} << scale;
-    return make_case(name, "uniform random" + size, build_csr(uniform_edges(n, std::uint64_t{n} * edge_factor, seed), gap), seed);
+    return make_case(name, "uniform random" + size,
+                     build_csr(uniform_edges(n, std::uint64_t{n} * edge_factor, seed), gap), seed);
   }
   throw std::invalid_argument("unknown graph '" + name + "' (kron, uniform)");
 }
@@ -174,8 +177,8 @@ struct one_run {
 
 // Runs kernel `k` once over the edge sources and checks the result.
 template <class Cols, class Vals>
-one_run run_kernel(runtime& rt, std::uint32_t threads, const graph_case& c, const vertex_arrays& v, kernel k,
-                   Cols cols, Vals vals) {
+one_run run_kernel(runtime& rt, std::uint32_t threads, const graph_case& c, const vertex_arrays& v, kernel k, Cols cols,
+                   Vals vals) {
   one_run r;
   if (k == kernel::bfs) {
     const kernel_run b = run_bfs(rt, threads, v.graph(), cols, c.source);
@@ -243,7 +246,8 @@ struct bench_context {
 step_result native_step(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k) {
   std::uint32_t* col = to_device(b.rt, c.g.col);
   float* val = k == kernel::spmv ? to_device(b.rt, c.g.val) : nullptr;
-  const step_result s = repeat(b.reps, true, [&] { return run_kernel(b.rt, b.threads, c, v, k, native_cols{col}, native_vals{val}); });
+  const step_result s =
+      repeat(b.reps, true, [&] { return run_kernel(b.rt, b.threads, c, v, k, native_cols{col}, native_vals{val}); });
   b.rt.free(col);
   if (val != nullptr) b.rt.free(val);
   b.rt.check();
@@ -256,8 +260,9 @@ template <class Cache>
 one_run cached_run(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k, const Cache& cache) {
   using io_type = typename Cache::handle::io_type;
   const cached_source<std::uint32_t, policy, io_type> cols{cache.template array<std::uint32_t>(),
-                                                          c.col_block * (block_bytes / sizeof(std::uint32_t))};
-  const cached_source<float, policy, io_type> vals{cache.template array<float>(), c.val_block * (block_bytes / sizeof(float))};
+                                                           c.col_block * (block_bytes / sizeof(std::uint32_t))};
+  const cached_source<float, policy, io_type> vals{cache.template array<float>(),
+                                                   c.val_block * (block_bytes / sizeof(float))};
   return run_kernel(b.rt, b.threads, c, v, k, cols, vals);
 }
 
@@ -328,8 +333,8 @@ step_result unified_step(const bench_context& b, const graph_case& c, const vert
 // vertices while the host reads chunk k + 1 into the other pinned buffer. A level's chunks
 // all wait for the level before, so the pipeline drains at every level.
 constexpr std::uint64_t edges_per_block = block_bytes / sizeof(std::uint32_t);
-constexpr std::uint64_t chunk_blocks = 8192;         // 32 MiB of columns
-constexpr std::uint32_t chunk_vertices = 1u << 20;   // 16 MiB of vertex list
+constexpr std::uint64_t chunk_blocks = 8192;                    // 32 MiB of columns
+constexpr std::uint32_t chunk_vertices = 1u << 20;              // 16 MiB of vertex list
 constexpr unsigned pipeline_threads = 16, pipeline_depth = 64;  // host readers, reads in flight on each
 
 // Frontier vertices whose edges are read, copied and visited together.
@@ -357,7 +362,8 @@ level_plan plan_level(const graph_case& c, const std::vector<std::uint32_t>& lev
     const std::uint64_t last = c.col_block + (c.g.row[v + 1] - 1) / edges_per_block;
     frontier_chunk* k = p.chunks.empty() ? nullptr : &p.chunks.back();
     std::uint64_t shared = k != nullptr && k->blocks.back() == first ? 1 : 0;
-    if (k == nullptr || k->vertices.size() == chunk_vertices || k->blocks.size() + (last + 1 - first) - shared > capacity) {
+    if (k == nullptr || k->vertices.size() == chunk_vertices ||
+        k->blocks.size() + (last + 1 - first) - shared > capacity) {
       k = &p.chunks.emplace_back();
       shared = 0;
     }
@@ -389,7 +395,8 @@ struct chunk_set {
 
 // Timed whole (wall time, the host's reads and frontier scans included: they are the
 // baseline's cost). Runs on the runtime without a completion service, like native.
-step_result cpu_pipeline_step(const bench_context& b, const graph_case& c, const vertex_arrays& v, const block_reader& reader) {
+step_result cpu_pipeline_step(const bench_context& b, const graph_case& c, const vertex_arrays& v,
+                              const block_reader& reader) {
   // A chunk always takes at least one whole vertex, however many blocks its edges span.
   const std::uint64_t capacity = std::max(chunk_blocks, c.max_degree / edges_per_block + 2);
   double_buffer<chunk_set> buffers(b.rt, capacity);
@@ -413,8 +420,10 @@ step_result cpu_pipeline_step(const bench_context& b, const graph_case& c, const
         const auto visit_chunk = [&](std::size_t k, chunk_set& set) {
           const frontier_chunk& chunk = p.chunks[k];
           const auto count = static_cast<std::uint32_t>(chunk.vertices.size());
-          cudaMemcpyAsync(set.columns, set.staging, chunk.blocks.size() * block_bytes, cudaMemcpyHostToDevice, stream.get());
-          cudaMemcpyAsync(set.vertices, set.staged, count * sizeof(staged_vertex), cudaMemcpyHostToDevice, stream.get());
+          cudaMemcpyAsync(set.columns, set.staging, chunk.blocks.size() * block_bytes, cudaMemcpyHostToDevice,
+                          stream.get());
+          cudaMemcpyAsync(set.vertices, set.staged, count * sizeof(staged_vertex), cudaMemcpyHostToDevice,
+                          stream.get());
           buffers.release(k, stream.get());
           const std::uint32_t threads = std::min(b.threads, (count + 31) / 32 * 32);
           launch_job_kernel<<<(threads + 255) / 256, 256, 0, stream.get()>>>(
@@ -502,7 +511,8 @@ void print_results(const std::vector<graph_case>& cases, const std::vector<kerne
                       name_of(m.model), r.native.steps, m.cache.steps, m.cold.steps, r.native.steps);
         }
       }
-      for (const auto& [model, step] : {std::pair{"unified_memory", &r.unified}, std::pair{"cpu_pipeline", &r.pipeline}}) {
+      for (const auto& [model, step] :
+           {std::pair{"unified_memory", &r.unified}, std::pair{"cpu_pipeline", &r.pipeline}}) {
         if (!step->measured) continue;
         std::printf("%-6s %-14s %10s %10s %10s %10s %13s %11s %9s %11s %6u %s\n", k, model, ms(r.native).c_str(), "-",
                     "-", ms(*step).c_str(), "-", "-", "-", "-", step->steps, step->ok ? "ok" : "FAILED");
@@ -521,10 +531,12 @@ void print_results(const std::vector<graph_case>& cases, const std::vector<kerne
         std::snprintf(text, sizeof text, "%.2fx", bam_s / agio_s);
         return std::string(text);
       };
-      std::printf("%-6s agio vs bam_style: cache-API overhead %s vs %s ms (bam_style/agio %s), I/O-API overhead %s vs %s ms (%s)\n",
-                  k, ms(agio->cache_overhead()).c_str(), ms(bam->cache_overhead()).c_str(),
-                  times(bam->cache_overhead(), agio->cache_overhead()).c_str(), ms(agio->io_overhead()).c_str(),
-                  ms(bam->io_overhead()).c_str(), times(bam->io_overhead(), agio->io_overhead()).c_str());
+      std::printf(
+          "%-6s agio vs bam_style: cache-API overhead %s vs %s ms (bam_style/agio %s), I/O-API overhead %s vs %s ms "
+          "(%s)\n",
+          k, ms(agio->cache_overhead()).c_str(), ms(bam->cache_overhead()).c_str(),
+          times(bam->cache_overhead(), agio->cache_overhead()).c_str(), ms(agio->io_overhead()).c_str(),
+          ms(bam->io_overhead()).c_str(), times(bam->io_overhead(), agio->io_overhead()).c_str());
       if (!cache_below) missed += std::string(missed.empty() ? "" : ", ") + k + " cache-API";
       if (!io_below) missed += std::string(missed.empty() ? "" : ", ") + k + " I/O-API";
       met = met && cache_below && io_below;
@@ -551,7 +563,8 @@ void add_points(result_document& doc, const std::vector<kernel_result>& results)
     json_object native = base;
     native.set("model", std::string("none"));
     doc.points.push_back(step_json(native, "native", r.native));
-    for (const auto& [model, step] : {std::pair{"unified_memory", &r.unified}, std::pair{"cpu_pipeline", &r.pipeline}}) {
+    for (const auto& [model, step] :
+         {std::pair{"unified_memory", &r.unified}, std::pair{"cpu_pipeline", &r.pipeline}}) {
       if (!step->measured) continue;
       json_object o = base;
       o.set("model", std::string(model));
@@ -623,7 +636,8 @@ graphs_settings parse_settings(const options& opt) {
   for (const auto& m : model_names) {
     s.models.push_back(io_model_named(m));
     // The graph kernels wait for each read where they need it: sync would run async's code.
-    if (s.models.back() == io_model::sync) throw std::invalid_argument("--models: the graph models are async and bam_style");
+    if (s.models.back() == io_model::sync)
+      throw std::invalid_argument("--models: the graph models are async and bam_style");
   }
   if (s.reps < 1) throw std::invalid_argument("--reps must be at least 1");
   if (!s.unified && unified_option != "off") throw std::invalid_argument("--unified-memory is on or off");
@@ -748,7 +762,8 @@ graphs_run run_plan(const graphs_settings& s, graphs_plan& p) {
   const bool with_bfs = std::find(s.kernels.begin(), s.kernels.end(), kernel::bfs) != s.kernels.end();
   const bool with_pipeline = s.pipeline && gpu && with_bfs;
   if (s.pipeline && !gpu) std::fprintf(stderr, "cpu pipeline: skipped on CPU threads (a GPU baseline)\n");
-  progress bar(p.results.size() * (1 + (with_unified ? 1 : 0) + s.models.size() * 3) + (with_pipeline ? p.cases.size() : 0));
+  progress bar(p.results.size() * (1 + (with_unified ? 1 : 0) + s.models.size() * 3) +
+               (with_pipeline ? p.cases.size() : 0));
   const bench_context b{*rt, out.threads, s.reps, bar};
   each_kernel(*rt, s, p, [&](kernel_result& r, const graph_case& c, const vertex_arrays& v, kernel k) {
     r.native = native_step(b, c, v, k);
@@ -775,9 +790,12 @@ int report(const graphs_settings& s, const graphs_plan& p, const graphs_run& run
   result_document doc;
   add_points(doc, p.results);
   doc.set_header("graphs", run.device, argc, argv);
-  doc.config.set("store", p.uri).set("store_kind", s.store.empty() ? std::string("ram: store (emulated storage in host RAM)")
-                                                                   : std::string("user store"));
-  doc.config.set("policy", std::string("clock")).set("ways", std::int64_t{8}).set("line_bytes", std::int64_t{block_bytes});
+  doc.config.set("store", p.uri)
+      .set("store_kind",
+           s.store.empty() ? std::string("ram: store (emulated storage in host RAM)") : std::string("user store"));
+  doc.config.set("policy", std::string("clock"))
+      .set("ways", std::int64_t{8})
+      .set("line_bytes", std::int64_t{block_bytes});
   doc.config.set("cache", std::string("sized to hold the kernel's edge arrays whole"));
   doc.config.set("native_runtime", std::string("completion_mode::waiters (no completion service running)"));
   for (const graph_case& c : p.cases) {
@@ -788,11 +806,13 @@ int report(const graphs_settings& s, const graphs_plan& p, const graphs_run& run
   doc.config.set("scale", std::int64_t{s.scale}).set("edge_factor", std::int64_t{s.edge_factor});
   doc.config.set("seed", static_cast<std::int64_t>(s.seed)).set("threads", std::int64_t{run.threads});
   doc.config.set("reps", std::int64_t{s.reps})
-      .set("timing", std::string("median of reps; BFS and CC: kernel time summed over steps; overheads: median time per "
-                                 "step, differenced, times native's steps; cpu_pipeline: wall time of the whole BFS, host "
-                                 "reads and frontier scans included"));
-  doc.config.set("cpu_pipeline", std::string("BFS only: 16 host threads reading with 64 reads in flight each, chunks of up "
-                                             "to 8192 blocks, two pinned buffers"));
+      .set("timing",
+           std::string("median of reps; BFS and CC: kernel time summed over steps; overheads: median time per "
+                       "step, differenced, times native's steps; cpu_pipeline: wall time of the whole BFS, host "
+                       "reads and frontier scans included"));
+  doc.config.set("cpu_pipeline",
+                 std::string("BFS only: 16 host threads reading with 64 reads in flight each, chunks of up "
+                             "to 8192 blocks, two pinned buffers"));
   doc.config.set("profile", std::string(s.quick ? "quick" : s.want == backend::cpu ? "cpu" : "full"));
   doc.save(s.out_path);
   std::printf("device: %s\nresults: %s\n", run.device.c_str(), s.out_path.c_str());

@@ -10,4 +10,4 @@ namespace agio::bench {
 int graphs_main(int argc, char** argv, int first);
 // Registers per thread of the cached BFS, SpMV and CC kernels in each I/O model (Figure 12).
 std::vector<register_row> graphs_registers();
-}
+}  // namespace agio::bench

@@ -53,7 +53,8 @@ struct cached_source {
 // Marks the unvisited targets of edges [first, end) as at level + 1 and says whether it marked
 // any. Concurrent marks of one vertex all write the same value. `col` is a source's reader.
 template <class Reader>
-AGIO_HD bool bfs_visit(Reader& col, std::uint64_t first, std::uint64_t end, std::uint32_t* levels, std::uint32_t level) {
+AGIO_HD bool bfs_visit(Reader& col, std::uint64_t first, std::uint64_t end, std::uint32_t* levels,
+                       std::uint32_t level) {
   using detail::scope;
   bool marked = false;
   for (std::uint64_t e = first; e < end; ++e) {
@@ -80,7 +81,8 @@ struct bfs_job {
     auto cols = col.reader();
     for (std::uint32_t v = t; v < n; v += threads) {
       if (detail::load<scope::device>(levels[v], detail::relaxed) != level) continue;
-      if (bfs_visit(cols, row[v], row[v + 1], levels, level)) detail::store<scope::device>(*changed, 1u, detail::relaxed);
+      if (bfs_visit(cols, row[v], row[v + 1], levels, level))
+        detail::store<scope::device>(*changed, 1u, detail::relaxed);
     }
   }
 };

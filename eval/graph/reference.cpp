@@ -24,7 +24,8 @@ std::vector<std::uint32_t> bfs_reference(const csr& g, std::uint32_t source) {
 }
 
 spmv_expected spmv_reference(const csr& g, const std::vector<float>& x) {
-  if (g.val.size() != g.edges() || x.size() != g.n) throw std::invalid_argument("spmv_reference: needs a weight per edge and an x per vertex");
+  if (g.val.size() != g.edges() || x.size() != g.n)
+    throw std::invalid_argument("spmv_reference: needs a weight per edge and an x per vertex");
   spmv_expected r{std::vector<double>(g.n), std::vector<double>(g.n)};
   for (std::uint32_t v = 0; v < g.n; ++v) {
     for (std::uint64_t e = g.row[v]; e < g.row[v + 1]; ++e) {

@@ -46,9 +46,8 @@ kernel_run run_bfs(runtime& rt, std::uint32_t threads, const device_graph& d, Co
   std::vector<std::uint32_t> start(d.n, unvisited);
   start[source] = 0;
   rt.copy_to_device(d.state, start.data(), d.n * sizeof(std::uint32_t));
-  return detail_run::until_unchanged(rt, threads, d, [&](std::uint32_t level) {
-    return bfs_job<Cols>{col, d.row, d.state, d.changed, d.n, level};
-  });
+  return detail_run::until_unchanged(
+      rt, threads, d, [&](std::uint32_t level) { return bfs_job<Cols>{col, d.row, d.state, d.changed, d.n, level}; });
 }
 
 template <class Cols>

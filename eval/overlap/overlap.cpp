@@ -2,9 +2,10 @@
 // it reads asynchronously. One block of threads (1024 on the GPU) runs rounds; in each round
 // `commands` of its threads read one 4 KiB block each and then every thread computes on the
 // round's data. Sync issues a round's reads and waits for them before computing; async issues
-// round r + 1's reads once round r's have landed, so they travel while round r is computed. The compute per word is a chain of integer multiply-adds whose length sets the
-// computation-to-communication ratio (CTC): compute-only time over the time of a round of I/O
-// alone. The paper's Equation 1 gives the ideal speedup, 1 + CTC up to 1 and 1 + 1 / CTC above.
+// round r + 1's reads once round r's have landed, so they travel while round r is computed. The compute per word is a
+// chain of integer multiply-adds whose length sets the computation-to-communication ratio (CTC): compute-only time over
+// the time of a round of I/O alone. The paper's Equation 1 gives the ideal speedup, 1 + CTC up to 1 and 1 + 1 / CTC
+// above.
 //
 // Every point checks its data: the sum of every word the threads read is compared with the sum
 // of the store's pattern over the same blocks.
@@ -51,7 +52,7 @@ struct overlap_job {
   std::uint64_t blocks;    // in the store
   std::uint32_t commands;
   std::uint32_t rounds;
-  std::uint32_t steps;     // multiply-adds per word: the computation's length
+  std::uint32_t steps;  // multiply-adds per word: the computation's length
   mode how;
   block_barrier barrier;
   std::uint64_t* sums;     // per thread: the words it read, added up
@@ -137,7 +138,6 @@ struct run_result {
   bool verified = false;
 };
 
-
 // One run of the block in `how` with `steps` per word; I/O runs are checked against `expected`.
 run_result run_block(const setup& s, mode how, std::uint32_t steps, std::uint64_t expected) {
   const std::uint32_t zero = 0;
@@ -148,8 +148,8 @@ run_result run_block(const setup& s, mode how, std::uint32_t steps, std::uint64_
   const controller_time before = controller_time_sum(s.rt.counters());
   run_result r;
   r.seconds = with_io(s.rt, [&](const auto& io) {
-    const overlap_job job{io,  s.buffers, s.blocks,    s.commands, s.rounds,   steps,
-                          how, {&host_barrier}, s.sums, s.results,  s.failures, s.phase_ns};
+    const overlap_job job{io,  s.buffers,       s.blocks, s.commands, s.rounds,   steps,
+                          how, {&host_barrier}, s.sums,   s.results,  s.failures, s.phase_ns};
 #if defined(__CUDACC__)
     if (on_gpu(s.rt)) {
       return time_kernel([&](cudaStream_t stream) { one_block_kernel<<<1, s.threads, 0, stream>>>(job); });
@@ -160,7 +160,8 @@ run_result run_block(const setup& s, mode how, std::uint32_t steps, std::uint64_
   s.rt.check();
   const controller_time after = controller_time_sum(s.rt.counters());
   if (after.commands > before.commands) {
-    r.store_us = static_cast<double>(after.store_ns - before.store_ns) / 1e3 / static_cast<double>(after.commands - before.commands);
+    r.store_us = static_cast<double>(after.store_ns - before.store_ns) / 1e3 /
+                 static_cast<double>(after.commands - before.commands);
   }
   const auto phases = to_host(s.rt, s.phase_ns, std::size_t{2} * s.commands);
   for (std::uint32_t c = 0; c < s.commands; ++c) {
@@ -241,8 +242,8 @@ int overlap_main(int argc, char** argv, int first) {
   // probes give both, so the longest targets are reached too.
   constexpr std::uint32_t probe_steps = 2048;
   const double fixed_seconds = run_block(s, mode::compute_only, 0, expected).seconds;
-  const double per_step = std::max(
-      (run_block(s, mode::compute_only, probe_steps, expected).seconds - fixed_seconds) / probe_steps, 1e-12);
+  const double per_step =
+      std::max((run_block(s, mode::compute_only, probe_steps, expected).seconds - fixed_seconds) / probe_steps, 1e-12);
 
   result_document doc;
   progress bar(targets_option.size() * reps);

@@ -11,21 +11,21 @@ namespace agio::portable {
 
 using detail::on_device;
 
-using detail::scope;
+using detail::acq_rel;
+using detail::acquire;
 using detail::memory_order;
 using detail::relaxed;
-using detail::acquire;
 using detail::release;
-using detail::acq_rel;
+using detail::scope;
 using detail::seq_cst;
 
-using detail::load;
-using detail::store;
+using detail::compare_exchange;
 using detail::exchange;
 using detail::fetch_add;
-using detail::fetch_or;
 using detail::fetch_and;
-using detail::compare_exchange;
+using detail::fetch_or;
+using detail::load;
+using detail::store;
 
 namespace warp = detail::warp;
 

@@ -28,8 +28,8 @@ bool completion_poster::try_post(std::uint16_t cid, std::uint16_t nvme_status, s
   spec::completion& entry = cq_[tail_];
   std::atomic_ref<std::uint32_t>(entry.dw0).store(0, std::memory_order_relaxed);
   std::atomic_ref<std::uint32_t>(entry.dw1).store(0, std::memory_order_relaxed);
-  std::atomic_ref<std::uint32_t>(entry.dw2)
-      .store(spec::make_cqe_dw2(static_cast<std::uint16_t>(sq_head), sq_id_), std::memory_order_relaxed);
+  std::atomic_ref<std::uint32_t>(entry.dw2).store(spec::make_cqe_dw2(static_cast<std::uint16_t>(sq_head), sq_id_),
+                                                  std::memory_order_relaxed);
   std::atomic_ref<std::uint32_t>(entry.dw3).store(spec::make_cqe_dw3(cid, phase_, nvme_status),
                                                   std::memory_order_release);
   tail_ = next;

@@ -38,7 +38,7 @@ class completion_poster {
   std::uint32_t* head_doorbell_ = nullptr;
   std::uint16_t sq_id_ = 0;
   std::uint32_t tail_ = 0;
-  bool phase_ = true;  // the first pass over the ring carries phase 1
+  bool phase_ = true;                                         // the first pass over the ring carries phase 1
   std::deque<std::pair<std::uint16_t, std::uint16_t>> held_;  // (cid, status) in completion order
 };
 

@@ -65,7 +65,7 @@ struct nvme_controller::worker {
     std::uint64_t offset = 0;
     std::byte* io_buffer = nullptr;
     std::byte* user = nullptr;
-    std::vector<segment> segments;  // host runs for scatter_to_user
+    std::vector<segment> segments;       // host runs for scatter_to_user
     std::uint64_t declared_address = 0;  // a raw command's queue::declared_buffer
     std::uint64_t declared_bytes = 0;
     std::uint64_t fetched_ns = 0;
@@ -79,7 +79,7 @@ struct nvme_controller::worker {
     queue_counters* counters = nullptr;
     std::uint32_t sq_head = 0;
     completion_poster completions;
-    std::vector<command_state> commands;  // by command identifier
+    std::vector<command_state> commands;    // by command identifier
     std::vector<std::uint8_t> outstanding;  // by command identifier: fetched, not yet completed
   };
 
@@ -251,10 +251,8 @@ struct nvme_controller::worker {
         state.op = spec::opcode::flush;
         return submit_store(q, store_io{store_op::flush, 0, 0, nullptr, command_tag(q.index, cid)});
       case spec::opcode::read:
-      case spec::opcode::write:
-        return execute_rw(q, cid, cmd, state);
-      default:
-        return complete(q, cid, generic_error(spec::generic::invalid_opcode));
+      case spec::opcode::write: return execute_rw(q, cid, cmd, state);
+      default: return complete(q, cid, generic_error(spec::generic::invalid_opcode));
     }
   }
 
@@ -383,11 +381,13 @@ struct nvme_controller::worker {
     const bool read = state.op == spec::opcode::read;
     if (r.result < 0 || static_cast<std::uint64_t>(r.result) < state.bytes) {
       const std::string cause = r.result < 0 ? std::string(std::strerror(static_cast<int>(-r.result)))
-                                              : "short transfer of " + std::to_string(r.result) + " bytes";
-      owner_.note_store_error(q.device, std::string(read ? "read" : "write") + " of " + std::to_string(state.bytes) +
-                                            " bytes at byte offset " + std::to_string(state.offset) + ": " + cause,
+                                             : "short transfer of " + std::to_string(r.result) + " bytes";
+      owner_.note_store_error(q.device,
+                              std::string(read ? "read" : "write") + " of " + std::to_string(state.bytes) +
+                                  " bytes at byte offset " + std::to_string(state.offset) + ": " + cause,
                               r.result < 0 ? static_cast<int>(-r.result) : 0);
-      return complete(q, cid, read ? media_error(spec::media::unrecovered_read_error) : media_error(spec::media::write_fault));
+      return complete(q, cid,
+                      read ? media_error(spec::media::unrecovered_read_error) : media_error(spec::media::write_fault));
     }
     if (read) {
       if (state.next == then::complete && state.io_buffer == nullptr && !publish_check(q, cid, state)) {
@@ -539,7 +539,9 @@ void nvme_controller::stop(std::uint32_t timeout_ms) {
   }
 }
 
-const queue_counters& nvme_controller::counters(std::uint32_t d, std::uint32_t q) const { return *counters_.at(d).at(q); }
+const queue_counters& nvme_controller::counters(std::uint32_t d, std::uint32_t q) const {
+  return *counters_.at(d).at(q);
+}
 
 store_failure nvme_controller::first_store_error(std::uint32_t d) const {
   std::lock_guard lock(errors_mutex_);

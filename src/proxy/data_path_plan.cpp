@@ -49,7 +49,8 @@ data_plan plan_write(const data_path_request& r, bool direct) {
 
 data_plan plan_data_path(const data_path_request& r) {
   // The store can use host memory it is handed directly only if it is aligned as it needs.
-  const bool direct = r.whole != nullptr && r.whole->kind == region_kind::host && aligned_to(r.whole->address, r.buffer_alignment);
+  const bool direct =
+      r.whole != nullptr && r.whole->kind == region_kind::host && aligned_to(r.whole->address, r.buffer_alignment);
   return r.op == store_op::read ? plan_read(r, direct) : plan_write(r, direct);
 }
 

@@ -77,13 +77,13 @@ std::uint64_t block_device_bytes(int fd, const std::string& path, const store_op
                                 " is a block device");
   }
   std::uint64_t bytes = 0;
-  if (::ioctl(fd, BLKGETSIZE64, &bytes) != 0) throw_errno(errno, context(options) + "BLKGETSIZE64 on " + in_quotes(path));
+  if (::ioctl(fd, BLKGETSIZE64, &bytes) != 0)
+    throw_errno(errno, context(options) + "BLKGETSIZE64 on " + in_quotes(path));
   return bytes;
 }
 
 // A regular file made by create= grows to the asked size; an existing larger one is kept.
-std::uint64_t regular_file_bytes(int fd, const struct stat& st, const std::string& path,
-                                 const store_options& options) {
+std::uint64_t regular_file_bytes(int fd, const struct stat& st, const std::string& path, const store_options& options) {
   const auto current = static_cast<std::uint64_t>(st.st_size);
   if (!options.create_bytes || *options.create_bytes <= current) return current;
   if (::ftruncate(fd, static_cast<off_t>(*options.create_bytes)) != 0) {
@@ -124,10 +124,9 @@ direct_io_alignment query_alignment(int fd) {
 std::uint32_t checked_buffer_alignment(int fd, const std::string& path, const store_options& options) {
   const direct_io_alignment alignment = query_alignment(fd);
   if (alignment.offset > options.lba_bytes) {
-    throw std::invalid_argument(context(options) + "lba=" + std::to_string(options.lba_bytes) +
-                                " is finer than the " + std::to_string(alignment.offset) +
-                                "-byte direct-I/O alignment of " + in_quotes(path) + "; use lba=" +
-                                std::to_string(alignment.offset));
+    throw std::invalid_argument(context(options) + "lba=" + std::to_string(options.lba_bytes) + " is finer than the " +
+                                std::to_string(alignment.offset) + "-byte direct-I/O alignment of " + in_quotes(path) +
+                                "; use lba=" + std::to_string(alignment.offset));
   }
   return std::max(direct_buffer_alignment, alignment.memory);
 }
@@ -255,15 +254,9 @@ class file_channel final : public store_channel {
     if (sqe == nullptr) throw std::logic_error("file_channel: io_uring SQ full despite depth accounting");
     const store_io& io = slots_[index].io;
     switch (io.op) {
-      case store_op::read:
-        io_uring_prep_read(sqe, store_.fd(), io.buffer, io.length, io.offset);
-        break;
-      case store_op::write:
-        io_uring_prep_write(sqe, store_.fd(), io.buffer, io.length, io.offset);
-        break;
-      case store_op::flush:
-        io_uring_prep_fsync(sqe, store_.fd(), IORING_FSYNC_DATASYNC);
-        break;
+      case store_op::read: io_uring_prep_read(sqe, store_.fd(), io.buffer, io.length, io.offset); break;
+      case store_op::write: io_uring_prep_write(sqe, store_.fd(), io.buffer, io.length, io.offset); break;
+      case store_op::flush: io_uring_prep_fsync(sqe, store_.fd(), IORING_FSYNC_DATASYNC); break;
     }
     io_uring_sqe_set_data64(sqe, index);
   }
@@ -335,7 +328,8 @@ class file_channel final : public store_channel {
 };
 
 std::unique_ptr<store_channel> file_store::open_channel(unsigned depth) {
-  if (depth == 0) throw std::invalid_argument("open_channel on " + in_quotes(options_.uri) + ": depth must be at least 1");
+  if (depth == 0)
+    throw std::invalid_argument("open_channel on " + in_quotes(options_.uri) + ": depth must be at least 1");
   return std::make_unique<file_channel>(*this, depth);
 }
 

@@ -26,8 +26,7 @@ inline std::string in_quotes(std::string_view text) {
   return quoted;
 }
 
-std::unique_ptr<store> make_ram_store(std::uint64_t bytes, store_options options,
-                                      const host_memory& memory);
+std::unique_ptr<store> make_ram_store(std::uint64_t bytes, store_options options, const host_memory& memory);
 std::unique_ptr<store> make_file_store(const std::string& path, store_options options);
 
 // Throws std::invalid_argument when the fault points past the store, since a fault that can
@@ -37,8 +36,7 @@ void check_fault_in_range(const store_options& options, std::uint64_t capacity_b
 // 0 when a read or write lies on LBA boundaries inside the store, else -EINVAL. The
 // controller range-checks commands first; this only keeps a bad caller from touching memory
 // (RAM) or bytes (file) outside the store.
-inline std::int64_t check_io_bounds(const store_io& io, std::uint64_t capacity_bytes,
-                                    std::uint32_t lba_bytes) {
+inline std::int64_t check_io_bounds(const store_io& io, std::uint64_t capacity_bytes, std::uint32_t lba_bytes) {
   const bool aligned = io.offset % lba_bytes == 0 && io.length % lba_bytes == 0;
   const bool inside = io.offset <= capacity_bytes && io.length <= capacity_bytes - io.offset;
   return aligned && inside ? 0 : -EINVAL;

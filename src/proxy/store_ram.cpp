@@ -77,8 +77,8 @@ class ram_store final : public store {
     bytes_ = static_cast<std::byte*>(memory_.allocate(capacity_));
     if (bytes_ == nullptr) {
       throw std::system_error(ENOMEM, std::generic_category(),
-                              "open_store(\"" + options_.uri + "\"): cannot allocate " +
-                                  std::to_string(capacity_) + " bytes of host memory");
+                              "open_store(\"" + options_.uri + "\"): cannot allocate " + std::to_string(capacity_) +
+                                  " bytes of host memory");
     }
     std::memset(bytes_, 0, capacity_);
     // In memory the GPU reaches too: the completion service checks them after its copies.

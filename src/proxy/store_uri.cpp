@@ -73,7 +73,8 @@ std::optional<T> parse_number(std::string_view text) {
 double parse_rate(std::string_view uri, const param& p) {
   const std::optional<double> value = parse_number<double>(p.value);
   if (!value || !std::isfinite(*value) || *value < 0) {
-    bad_uri(uri, "bad number " + in_quotes(p.value) + " for " + std::string(p.key) + " (expected a non-negative number)");
+    bad_uri(uri,
+            "bad number " + in_quotes(p.value) + " for " + std::string(p.key) + " (expected a non-negative number)");
   }
   return *value;
 }
@@ -176,8 +177,8 @@ ssd_profile find_profile(std::string_view uri, std::string_view name) {
 }
 
 bool is_ram_only(std::string_view key) {
-  return key == "read_us" || key == "write_us" || key == "read_gbps" || key == "write_gbps" ||
-         key == "iops" || key == "profile";
+  return key == "read_us" || key == "write_us" || key == "read_gbps" || key == "write_gbps" || key == "iops" ||
+         key == "profile";
 }
 
 void apply_param(store_spec& spec, const param& p) {
@@ -254,7 +255,8 @@ store_spec parse_store_uri(std::string_view uri) {
   const std::size_t colon = uri.find(':');
   if (colon == std::string_view::npos) bad_uri(uri, "expected ram:SIZE or file:PATH");
   const std::string_view scheme = uri.substr(0, colon);
-  if (scheme != "ram" && scheme != "file") bad_uri(uri, "unknown scheme " + in_quotes(scheme) + " (expected ram or file)");
+  if (scheme != "ram" && scheme != "file")
+    bad_uri(uri, "unknown scheme " + in_quotes(scheme) + " (expected ram or file)");
   spec.what = scheme == "ram" ? store_spec::kind::ram : store_spec::kind::file;
 
   const std::string_view rest = uri.substr(colon + 1);
@@ -280,8 +282,8 @@ void proxy::check_fault_in_range(const store_options& options, std::uint64_t cap
   const std::uint64_t blocks = capacity_bytes / options.lba_bytes;
   for (const fault_injection& fault : options.faults) {
     if (is_block_fault(fault) && fault.lba >= blocks) {
-      bad_uri(options.uri, "fault LBA " + std::to_string(fault.lba) + " is past the store's " +
-                               std::to_string(blocks) + " blocks");
+      bad_uri(options.uri,
+              "fault LBA " + std::to_string(fault.lba) + " is past the store's " + std::to_string(blocks) + " blocks");
     }
   }
 }
@@ -318,14 +320,11 @@ std::int64_t proxy::fault_plan::bytes_to_move(const store_io& io) {
     switch (fault.what) {
       case fault_injection::kind::crash:
         throw std::runtime_error(uri_ + ": injected crash at LBA " + std::to_string(fault.lba));
-      case fault_injection::kind::eio:
-        failed = true;
-        break;
+      case fault_injection::kind::eio: failed = true; break;
       case fault_injection::kind::short_transfer:
         bytes = std::min(bytes, static_cast<std::int64_t>((fault.lba - first) * lba_bytes_));
         break;
-      default:
-        break;  // hang: the channel holds the I/O; hangs() decides that
+      default: break;  // hang: the channel holds the I/O; hangs() decides that
     }
   }
   return failed ? -EIO : bytes;

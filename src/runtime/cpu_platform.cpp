@@ -20,7 +20,7 @@ namespace {
 constexpr std::size_t alignment = 4096;
 
 void* zeroed_allocation(std::size_t bytes) {
-  void* p = ::operator new(std::max<std::size_t>(bytes, 1), std::align_val_t{alignment});
+  void* p = ::operator new (std::max<std::size_t>(bytes, 1), std::align_val_t{alignment});
   std::memset(p, 0, bytes);
   return p;
 }
@@ -79,7 +79,7 @@ class cpu_platform final : public runtime::platform {
   std::string describe() const override { return "CPU threads"; }
 
   void* allocate_pinned(std::size_t bytes) override { return zeroed_allocation(bytes); }
-  void free_pinned(void* p) override { ::operator delete(p, std::align_val_t{alignment}); }
+  void free_pinned(void* p) override { ::operator delete (p, std::align_val_t{alignment}); }
   void* allocate_device(std::size_t bytes) override {
     void* p = zeroed_allocation(bytes);
     std::lock_guard lock(mutex_);
@@ -91,7 +91,7 @@ class cpu_platform final : public runtime::platform {
       std::lock_guard lock(mutex_);
       std::erase_if(device_blocks_, [p](const auto& block) { return block.first == p; });
     }
-    ::operator delete(p, std::align_val_t{alignment});
+    ::operator delete (p, std::align_val_t{alignment});
   }
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override { word_copy(dst, src, bytes); }
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override { word_copy(dst, src, bytes); }
@@ -129,7 +129,8 @@ class cpu_platform final : public runtime::platform {
   bool join_service(std::uint32_t timeout_ms) override {
     {
       std::unique_lock lock(mutex_);
-      if (!exited_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return running_ == 0; })) return false;
+      if (!exited_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return running_ == 0; }))
+        return false;
     }
     for (auto& t : threads_) t.join();
     threads_.clear();

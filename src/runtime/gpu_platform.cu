@@ -110,8 +110,10 @@ class gpu_platform final : public runtime::platform {
   explicit gpu_platform(int device) : device_(device) {
     throw_on_cuda_error(cudaSetDevice(device_), "cudaSetDevice");
     throw_on_cuda_error(cudaGetDeviceProperties(&props_, device_), "cudaGetDeviceProperties");
-    throw_on_cuda_error(cudaStreamCreateWithFlags(&service_stream_, cudaStreamNonBlocking), "cudaStreamCreate (service)");
-    throw_on_cuda_error(cudaStreamCreateWithFlags(&control_stream_, cudaStreamNonBlocking), "cudaStreamCreate (control)");
+    throw_on_cuda_error(cudaStreamCreateWithFlags(&service_stream_, cudaStreamNonBlocking),
+                        "cudaStreamCreate (service)");
+    throw_on_cuda_error(cudaStreamCreateWithFlags(&control_stream_, cudaStreamNonBlocking),
+                        "cudaStreamCreate (control)");
   }
   ~gpu_platform() override {
     if (service_running_) join_service(60'000);
@@ -164,7 +166,7 @@ class gpu_platform final : public runtime::platform {
       return proxy::region_kind::host;
     }
     return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged ? proxy::region_kind::device
-                                                                                  : proxy::region_kind::host;
+                                                                                   : proxy::region_kind::host;
   }
 
   std::uint32_t default_service_workers(std::uint32_t queue_pairs) const override {
@@ -174,7 +176,8 @@ class gpu_platform final : public runtime::platform {
   void reserve_thread_stack(std::size_t bytes) override {
     std::size_t current = 0;
     throw_on_cuda_error(cudaDeviceGetLimit(&current, cudaLimitStackSize), "cudaDeviceGetLimit (stack)");
-    if (bytes > current) throw_on_cuda_error(cudaDeviceSetLimit(cudaLimitStackSize, bytes), "cudaDeviceSetLimit (stack)");
+    if (bytes > current)
+      throw_on_cuda_error(cudaDeviceSetLimit(cudaLimitStackSize, bytes), "cudaDeviceSetLimit (stack)");
   }
 
   void start_service(const io::io_state& io, std::uint32_t workers) override {
@@ -242,7 +245,8 @@ void check_module_loading_mode() {
   using get_mode_fn = CUresult (*)(CUmoduleLoadingMode*);
   void* entry = nullptr;
   cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion("cuModuleGetLoadingMode", &entry, 11070, cudaEnableDefault, &found) != cudaSuccess ||
+  if (cudaGetDriverEntryPointByVersion("cuModuleGetLoadingMode", &entry, 11070, cudaEnableDefault, &found) !=
+          cudaSuccess ||
       found != cudaDriverEntryPointSuccess) {
     cudaGetLastError();
     return;  // drivers before CUDA 11.7 have no lazy loading

@@ -254,7 +254,8 @@ void runtime::state::allocate_queue_pair(const attached& dev, std::uint32_t i, c
 void runtime::state::publish_shared_state(const sizes& sized, const std::vector<queue::queue_pair>& qps,
                                           const std::vector<io::device_info>& infos) {
   plat->copy_to_device(const_cast<io::device_info*>(io.devices), infos.data(), infos.size() * sizeof(io::device_info));
-  plat->copy_to_device(const_cast<queue::queue_pair*>(io.queue_pairs), qps.data(), qps.size() * sizeof(queue::queue_pair));
+  plat->copy_to_device(const_cast<queue::queue_pair*>(io.queue_pairs), qps.data(),
+                       qps.size() * sizeof(queue::queue_pair));
   io::runtime_control control{};
   control.accepting = 1;
   control.service_mode = io::service_run;
@@ -287,7 +288,8 @@ void runtime::state::create_controller(const sizes& sized, std::vector<proxy::de
 
 // The completion service, unless waiters retire completions, and the handles of both modes.
 void runtime::state::start_service(const sizes& sized) {
-  io.retired_by = options.completion == completion_mode::waiters ? io::retirement::by_waiters : io::retirement::by_service;
+  io.retired_by =
+      options.completion == completion_mode::waiters ? io::retirement::by_waiters : io::retirement::by_service;
   service_workers = options.service_warps != 0 ? std::min(options.service_warps, sized.queue_pairs)
                                                : plat->default_service_workers(sized.queue_pairs);
   plat->reserve_thread_stack(options.gpu_thread_stack_bytes);
@@ -304,7 +306,8 @@ runtime::runtime(runtime_options options) : s_(std::make_unique<state>()) {
   }
   if (options.backend != backend::cpu) s_->plat = make_gpu_platform(s_->no_gpu_reason);
   if (!s_->plat) {
-    if (options.backend == backend::gpu) throw std::runtime_error("agio: GPU backend requested but " + s_->no_gpu_reason);
+    if (options.backend == backend::gpu)
+      throw std::runtime_error("agio: GPU backend requested but " + s_->no_gpu_reason);
     s_->plat = make_cpu_platform();
   }
 }
@@ -335,7 +338,7 @@ std::uint32_t runtime::attach(const device_options& device) {
   }
   platform* plat = s_->plat.get();
   host_memory memory{[plat](std::size_t n) { return plat->allocate_pinned(n); },
-                            [plat](void* p) { plat->free_pinned(p); }};
+                     [plat](void* p) { plat->free_pinned(p); }};
   s_->devices.push_back({device, open_store(device.uri, memory)});
   return static_cast<std::uint32_t>(s_->devices.size() - 1);
 }
@@ -430,8 +433,9 @@ bool runtime::running() const { return s_->running; }
 const io_handle& runtime::io() const {
   if (!s_->running) throw std::logic_error("agio: io() is valid between start() and stop()");
   if (s_->options.completion != completion_mode::service) {
-    throw std::logic_error("agio: io() is the handle of completion_mode::service; this runtime runs with "
-                           "completion_mode::waiters: use waiting_io()");
+    throw std::logic_error(
+        "agio: io() is the handle of completion_mode::service; this runtime runs with "
+        "completion_mode::waiters: use waiting_io()");
   }
   return s_->service_handle;
 }
@@ -439,8 +443,9 @@ const io_handle& runtime::io() const {
 const waiting_io_handle& runtime::waiting_io() const {
   if (!s_->running) throw std::logic_error("agio: waiting_io() is valid between start() and stop()");
   if (s_->options.completion != completion_mode::waiters) {
-    throw std::logic_error("agio: waiting_io() is the handle of completion_mode::waiters; this runtime runs with "
-                           "completion_mode::service: use io()");
+    throw std::logic_error(
+        "agio: waiting_io() is the handle of completion_mode::waiters; this runtime runs with "
+        "completion_mode::service: use io()");
   }
   return s_->waiting_handle;
 }
@@ -486,7 +491,9 @@ void runtime::register_memory(void* p, std::size_t bytes) {
 
 void runtime::unregister_memory(void* p) { s_->iova.remove(reinterpret_cast<std::uint64_t>(p)); }
 
-void runtime::copy_to_device(void* dst, const void* src, std::size_t bytes) { s_->plat->copy_to_device(dst, src, bytes); }
+void runtime::copy_to_device(void* dst, const void* src, std::size_t bytes) {
+  s_->plat->copy_to_device(dst, src, bytes);
+}
 void runtime::copy_to_host(void* dst, const void* src, std::size_t bytes) { s_->plat->copy_to_host(dst, src, bytes); }
 
 // The first failed request's fields, as the device side recorded them, with what the host
@@ -570,9 +577,7 @@ std::string runtime::describe_failure(const failed_request& f) const {
       if (!f.store_error.empty()) msg << "; store reported: " << f.store_error;
       break;
     }
-    case io::failure_cause::zero_blocks:
-      msg << op << " of 0 blocks";
-      break;
+    case io::failure_cause::zero_blocks: msg << op << " of 0 blocks"; break;
     case io::failure_cause::too_many_blocks:
       msg << "transfer of " << f.blocks << " blocks exceeds the device's maximum of "
           << s.options.max_transfer_bytes / s.devices.at(f.device).store->lba_bytes() << " (max_transfer_bytes)";
@@ -587,14 +592,12 @@ std::string runtime::describe_failure(const failed_request& f) const {
           << "transactions before issuing more";
       break;
     case io::failure_cause::no_queue_entry:
-      msg << "every queue of the device stayed full for submit_timeout_ms (" << s.options.submit_timeout_ms
-          << " ms)";
+      msg << "every queue of the device stayed full for submit_timeout_ms (" << s.options.submit_timeout_ms << " ms)";
       break;
     case io::failure_cause::misaligned: {
       const std::uint32_t lba_bytes = s.devices.at(f.device).store->lba_bytes();
       if (f.byte_offset % lba_bytes != 0) {
-        msg << "byte offset " << f.byte_offset << " is not a multiple of the device's " << lba_bytes
-            << "-byte LBA";
+        msg << "byte offset " << f.byte_offset << " is not a multiple of the device's " << lba_bytes << "-byte LBA";
       } else {
         msg << "size " << f.byte_count << " is not a multiple of the device's " << lba_bytes << "-byte LBA";
       }
@@ -641,11 +644,10 @@ std::vector<device_counters> runtime::counters() const {
     c.latency_log2_ns.assign(std::begin(raw[d].latency), std::end(raw[d].latency));
     for (std::uint32_t q = 0; q < s.devices[d].options.queue_pairs && s.proxy; ++q) {
       const auto& qc = s.proxy->counters(d, q);
-      c.queue_pairs.push_back({qc.commands.load(std::memory_order_relaxed), qc.errors.load(std::memory_order_relaxed),
-                               qc.bytes_read.load(std::memory_order_relaxed),
-                               qc.bytes_written.load(std::memory_order_relaxed),
-                               qc.controller_ns.load(std::memory_order_relaxed),
-                               qc.store_ns.load(std::memory_order_relaxed)});
+      c.queue_pairs.push_back(
+          {qc.commands.load(std::memory_order_relaxed), qc.errors.load(std::memory_order_relaxed),
+           qc.bytes_read.load(std::memory_order_relaxed), qc.bytes_written.load(std::memory_order_relaxed),
+           qc.controller_ns.load(std::memory_order_relaxed), qc.store_ns.load(std::memory_order_relaxed)});
     }
     out.push_back(std::move(c));
   }

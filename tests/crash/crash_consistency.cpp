@@ -162,9 +162,9 @@ void cache_until_killed(runtime& rt, const settings& s, const reporter& out) {
     for (std::uint64_t n = 1 + random() % 24; n > 0; --n) {
       const auto [block, sequence] = picker.next();
       make_record(block, sequence, buffer.data());
-      check_status(handle.write_bytes(0, block, 0, block_bytes, buffer.data(),
-                                      deadline::after_ns(handle.wait_timeout_ns)),
-                   "cache write");
+      check_status(
+          handle.write_bytes(0, block, 0, block_bytes, buffer.data(), deadline::after_ns(handle.wait_timeout_ns)),
+          "cache write");
       batch.push_back({block, sequence});
     }
     cache.flush();
@@ -245,9 +245,12 @@ child_process spawn(const settings& s, std::uint64_t round, std::uint64_t seed) 
   int report_pipe[2];
   int control_pipe[2];
   if (::pipe(report_pipe) != 0 || ::pipe(control_pipe) != 0) fail("pipe: " + std::string(std::strerror(errno)));
-  const std::vector<std::string> args = {"/proc/self/exe", "child",       "--writer", s.writer, "--ending",
-                                         s.ending,         "--path",      s.path,     "--round",
-                                         std::to_string(round),           "--seed",   std::to_string(seed),
+  const std::vector<std::string> args = {"/proc/self/exe", "child",
+                                         "--writer",       s.writer,
+                                         "--ending",       s.ending,
+                                         "--path",         s.path,
+                                         "--round",        std::to_string(round),
+                                         "--seed",         std::to_string(seed),
                                          "--report-fd",    std::to_string(report_pipe[1])};
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -323,7 +326,8 @@ int parent_main(settings s) {
     const auto start = std::chrono::steady_clock::now();
     // Let the child get going (runtime start-up under a sanitizer takes a while), then end it
     // at a random moment of its writing.
-    while (count == 0 && collect(child.reports, reported, count, std::chrono::steady_clock::now() + std::chrono::milliseconds(10))) {
+    while (count == 0 &&
+           collect(child.reports, reported, count, std::chrono::steady_clock::now() + std::chrono::milliseconds(10))) {
       if (std::chrono::steady_clock::now() - start > std::chrono::seconds(60)) fail("child reported nothing in 60 s");
     }
     const auto delay = std::chrono::milliseconds(random() % 200);
@@ -350,10 +354,10 @@ int parent_main(settings s) {
     }
     verify_file(s.path, reported, round);
     total += count;
-    std::printf("  round %u: %zu durable writes reported after %lld ms, all on the file\n", round, count,
-                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           std::chrono::steady_clock::now() - start)
-                                           .count()));
+    std::printf(
+        "  round %u: %zu durable writes reported after %lld ms, all on the file\n", round, count,
+        static_cast<long long>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count()));
   }
   std::filesystem::remove(file);
   std::printf("agio_crash_test: %zu reported writes over %u rounds, none lost or torn\n", total, s.rounds);

@@ -41,8 +41,8 @@ struct harness {
   std::byte* device_data = nullptr;  // registered memory playing GPU memory
   std::byte* list = nullptr;         // registered host memory holding the input's PRP lists
   std::unique_ptr<std::byte[]> unregistered{new std::byte[data_bytes]};
-  std::byte* probe = nullptr;        // for the after-each-command health check
-  std::byte* stored = nullptr;       // what a successful write left on the store, read back
+  std::byte* probe = nullptr;   // for the after-each-command health check
+  std::byte* stored = nullptr;  // what a successful write left on the store, read back
 
   harness() : rt(options()) {
     rt.attach(agio::device_options{"ram:4M?lba=512", 1, 8});
@@ -109,7 +109,6 @@ void stop_at_exit() {
   }
 }
 
-
 struct segment {
   std::uint64_t address;
   std::uint32_t bytes;
@@ -169,8 +168,8 @@ bool invalid_by_spec(const agio::spec::command& cmd, const agio::io::device_info
 void check_written(harness& h, const agio::io_handle& io, const agio::spec::command& cmd, std::uint32_t bytes) {
   const std::vector<segment> described = prp_segments(cmd, bytes, h);
   if (described.empty()) return;
-  const agio::status s = io.wait_for(io.async_read(0, cmd.slba(), cmd.blocks(), h.stored),
-                                     agio::deadline::after_ns(5'000'000'000));
+  const agio::status s =
+      io.wait_for(io.async_read(0, cmd.slba(), cmd.blocks(), h.stored), agio::deadline::after_ns(5'000'000'000));
   if (!s.ok()) bug("reading back a successful write failed");
   std::uint32_t at = 0;
   for (const segment& piece : described) {
@@ -232,8 +231,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Judged before the command runs: a read may overwrite its own PRP list (a list page may
   // also be a data page), after which the list no longer says what the command was.
   const bool invalid = invalid_by_spec(cmd, dev, h);
-  const agio::status s = io.wait_for(io.async_passthrough(0, cmd, buffer, bytes),
-                                     agio::deadline::after_ns(5'000'000'000));
+  const agio::status s =
+      io.wait_for(io.async_passthrough(0, cmd, buffer, bytes), agio::deadline::after_ns(5'000'000'000));
   if (!s.finished() || s.result == agio::outcome::timeout) bug("a command was not answered within 5 s");
   if (invalid && s.result != agio::outcome::nvme_error) {
     bug("an invalid command was not answered with an NVMe error");

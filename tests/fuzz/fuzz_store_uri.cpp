@@ -29,9 +29,9 @@ constexpr std::size_t memory_cap = std::size_t{64} << 20;
 
 const agio::host_memory plain_memory{
     [](std::size_t bytes) -> void* {
-      return bytes > memory_cap ? nullptr : ::operator new(bytes, std::align_val_t{4096}, std::nothrow);
+      return bytes > memory_cap ? nullptr : ::operator new (bytes, std::align_val_t{4096}, std::nothrow);
     },
-    [](void* p) { ::operator delete(p, std::align_val_t{4096}); }};
+    [](void* p) { ::operator delete (p, std::align_val_t{4096}); }};
 
 const std::filesystem::path& scratch_directory() {
   static const std::filesystem::path dir = [] {
@@ -46,8 +46,8 @@ const std::filesystem::path& scratch_directory() {
 bool plain_name(std::string_view path) {
   if (path.empty() || path.size() > 64 || path == "." || path == "..") return false;
   for (const char c : path) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok) return false;
   }
   return true;

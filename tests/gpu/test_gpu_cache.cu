@@ -54,7 +54,8 @@ void gpu_cache_run(std::uint32_t lines, std::uint32_t ways, std::uint32_t thread
   auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
   with_io(rt, [&](const auto& io) {
     using IO = std::decay_t<decltype(io)>;
-    software_cache<Policy, cache::no_lock_chain, cache::no_share_table, IO> cache(rt, {std::size_t{lines} * 4096, 4096, ways});
+    software_cache<Policy, cache::no_lock_chain, cache::no_share_table, IO> cache(
+        rt, {std::size_t{lines} * 4096, 4096, ways});
     ASSERT_EQ(cache.line_count(), lines);
     run_job(rt, threads, cache_writers_job<Policy, IO>{cache.template array<std::uint32_t>(), blocks, failures});
     cache.flush();

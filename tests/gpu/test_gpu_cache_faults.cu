@@ -318,7 +318,9 @@ struct racing_writers_job {
   }
 };
 
-__global__ void racing_writers_kernel(racing_writers_job<io_handle> job) { job(blockIdx.x * blockDim.x + threadIdx.x, 0); }
+__global__ void racing_writers_kernel(racing_writers_job<io_handle> job) {
+  job(blockIdx.x * blockDim.x + threadIdx.x, 0);
+}
 __global__ void racing_writers_kernel(racing_writers_job<waiting_io_handle> job) {
   job(blockIdx.x * blockDim.x + threadIdx.x, 0);
 }
@@ -365,7 +367,9 @@ TEST(GpuCacheFaults, WritesRacingStopAreRefusedOrDurable) {
   constexpr std::uint32_t blocks = 8 + threads / 96;
   auto* stored_device = static_cast<std::byte*>(rt.allocate_device(blocks * 4096));
   auto* failures = device_zeroed<std::uint32_t>(rt);
-  with_io(rt, [&](const auto& io) { run_job(rt, 64, bench::chunk_job{io, 0, 0, stored_device, 4096, blocks, failures}); });
+  with_io(rt, [&](const auto& io) {
+    run_job(rt, 64, bench::chunk_job{io, 0, 0, stored_device, 4096, blocks, failures});
+  });
   ASSERT_EQ(from_device(rt, failures), 0u);
   std::vector<std::uint32_t> stored(blocks * 1024);
   rt.copy_to_host(stored.data(), stored_device, blocks * 4096);

@@ -83,7 +83,9 @@ class GpuPassthrough : public ::testing::TestWithParam<data_mover> {
     put(other, filled(4 * block, 0x07));
   }
 
-  void put(std::byte* device, const std::vector<std::byte>& bytes) { rt->copy_to_device(device, bytes.data(), bytes.size()); }
+  void put(std::byte* device, const std::vector<std::byte>& bytes) {
+    rt->copy_to_device(device, bytes.data(), bytes.size());
+  }
   std::vector<std::byte> get(const std::byte* device, std::size_t bytes) {
     std::vector<std::byte> out(bytes);
     rt->copy_to_host(out.data(), device, bytes);
@@ -95,7 +97,9 @@ class GpuPassthrough : public ::testing::TestWithParam<data_mover> {
     return status::unpack(word);
   }
   status typed(bool write, std::byte* where) {
-    with_io(*rt, [&](const auto& io) { run_job(*rt, 1, typed_job<std::decay_t<decltype(io)>>{io, write, lba, where, result}); });
+    with_io(*rt, [&](const auto& io) {
+      run_job(*rt, 1, typed_job<std::decay_t<decltype(io)>>{io, write, lba, where, result});
+    });
     return outcome_of();
   }
   // A one-block command whose PRPs name `target` (GPU allocations need not start a page, so
@@ -173,7 +177,9 @@ INSTANTIATE_TEST_SUITE_P(DataPath, GpuPassthrough, ::testing::Values(data_mover:
 
 constexpr std::uint64_t race_lbas = 4;
 
-AGIO_HD std::uint64_t word_of(std::uint64_t lba, std::uint64_t which) { return (lba << 8 | which) * 0x0101'0001'0001'0101ull; }
+AGIO_HD std::uint64_t word_of(std::uint64_t lba, std::uint64_t which) {
+  return (lba << 8 | which) * 0x0101'0001'0001'0101ull;
+}
 
 // The first `writers` threads rewrite runs of the LBAs with their pattern (thread parity) while
 // the others read all of them and count LBAs that are not one whole pattern, and failures.
@@ -236,7 +242,8 @@ class GpuLbaAtomicity : public ::testing::TestWithParam<data_mover> {
     with_io(rt, [&](const auto& io) {
       // Start from a whole pattern: writer 0's.
       run_job(rt, 1, race_job<std::decay_t<decltype(io)>>{io, lba_bytes, 1, 1, buffers, counters, counters + 1});
-      run_job(rt, threads, race_job<std::decay_t<decltype(io)>>{io, lba_bytes, writers, 32, buffers, counters, counters + 1});
+      run_job(rt, threads,
+              race_job<std::decay_t<decltype(io)>>{io, lba_bytes, writers, 32, buffers, counters, counters + 1});
     });
     std::uint32_t seen[2] = {};
     rt.copy_to_host(seen, counters, sizeof seen);

@@ -23,7 +23,15 @@ using test::gpu_options;
 using test::temp_file;
 
 // One thread runs one request of each kind and records its status.
-enum class probe : std::uint32_t { lba_past_end, zero_blocks, oversized, unknown_opcode, unregistered, misaligned, plain };
+enum class probe : std::uint32_t {
+  lba_past_end,
+  zero_blocks,
+  oversized,
+  unknown_opcode,
+  unregistered,
+  misaligned,
+  plain
+};
 
 template <class IO>
 struct probe_job {
@@ -100,11 +108,13 @@ TEST_F(GpuFaults, EveryBadRequestGetsItsStatus) {
 
 TEST_F(GpuFaults, StoreErrorsBecomeMediaErrors) {
   start("ram:1M?lba=4096&fault=eio@1");
-  EXPECT_EQ(run(probe::plain).nvme_status, spec::make_status(spec::status_type::media, spec::media::unrecovered_read_error));
+  EXPECT_EQ(run(probe::plain).nvme_status,
+            spec::make_status(spec::status_type::media, spec::media::unrecovered_read_error));
   const temp_file file("short");
   rt.reset();
   start("file:" + file.path() + "?create=1M&lba=4096&fault=short@1");
-  EXPECT_EQ(run(probe::plain).nvme_status, spec::make_status(spec::status_type::media, spec::media::unrecovered_read_error));
+  EXPECT_EQ(run(probe::plain).nvme_status,
+            spec::make_status(spec::status_type::media, spec::media::unrecovered_read_error));
   rt.reset();
 }
 

@@ -109,7 +109,7 @@ struct mixed_deadlines_job {
   view<IO> hurried;
   view<IO> patient;
   std::uint64_t block;
-  lane_counts* counts;           // failures and wrong values of the patient lanes
+  lane_counts* counts;  // failures and wrong values of the patient lanes
   std::uint32_t* hurried_timeouts;
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
     const bool hurry = t % 2 == 0;

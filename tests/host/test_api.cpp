@@ -126,7 +126,7 @@ TEST_P(Api, WaitUntilDoneEndsWhenStopGivesUpOnTheRequest) {
       returned = std::chrono::steady_clock::now();
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // ten times wait_timeout_ms
-    EXPECT_THROW(rt->stop(), io_error);  // the hung read is aborted and its memory leaked
+    EXPECT_THROW(rt->stop(), io_error);                           // the hung read is aborted and its memory leaked
     waiter.join();
   });
   EXPECT_GE(returned - begin, std::chrono::milliseconds(200 + 300 - 50)) << "returned before stop() aborted the read";
@@ -225,10 +225,10 @@ TEST_P(Api, ByteAddressedCallsCheckAlignmentAndSplitLongRanges) {
 
     before = submitted();
     const std::uint64_t refused = rejected();
-    for (const status s : {io.read_bytes(0, 100, 4096, buffer), io.read_bytes(0, 4096, 4095, buffer),
-                           io.write_bytes(0, 4097, 1 << 20, buffer),
-                           io.wait_until_done(io.async_read_bytes(0, 512, 4096, buffer)),
-                           io.wait_until_done(io.async_write_bytes(0, 0, 1, buffer))}) {
+    for (const status s :
+         {io.read_bytes(0, 100, 4096, buffer), io.read_bytes(0, 4096, 4095, buffer),
+          io.write_bytes(0, 4097, 1 << 20, buffer), io.wait_until_done(io.async_read_bytes(0, 512, 4096, buffer)),
+          io.wait_until_done(io.async_write_bytes(0, 0, 1, buffer))}) {
       EXPECT_EQ(s.result, outcome::misaligned) << to_string(s);
     }
     EXPECT_EQ(submitted(), before) << "a misaligned request issued something";
@@ -309,8 +309,8 @@ TEST_P(Api, StoreErrorsCarryTheirErrno) {
   EXPECT_NE(e.request().store_error.find(std::strerror(EIO)), std::string::npos) << e.request().store_error;
 }
 
-INSTANTIATE_TEST_SUITE_P(BothCompletionModes, Api, ::testing::Values(completion_mode::service, completion_mode::waiters),
-                         mode_name);
+INSTANTIATE_TEST_SUITE_P(BothCompletionModes, Api,
+                         ::testing::Values(completion_mode::service, completion_mode::waiters), mode_name);
 
 // The end of wait_until_done, on a handle over hand-made state: a request nobody will finish
 // (as after a stop() that could not retire it) is waited for until stop() is over, and then

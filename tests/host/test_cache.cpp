@@ -138,7 +138,8 @@ void tiny_cache(std::uint32_t lines) {
   auto stored = read_storage(rt, blocks);
   const auto* words = reinterpret_cast<const std::uint32_t*>(stored.data());
   for (std::uint64_t b = 0; b < blocks; ++b) {
-    for (unsigned t = 0; t < threads; ++t) ASSERT_EQ(words[b * 1024 + t], t * 100 + b) << "block " << b << " thread " << t;
+    for (unsigned t = 0; t < threads; ++t)
+      ASSERT_EQ(words[b * 1024 + t], t * 100 + b) << "block " << b << " thread " << t;
   }
 }
 

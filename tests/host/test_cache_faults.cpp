@@ -339,7 +339,8 @@ TEST(CacheFaults, WritesRacingStopAreRefusedOrDurable) {
       EXPECT_EQ(word(shared_blocks + t / 3, 0), acked[t][0]) << "whole-line writer " << t;
       continue;
     }
-    for (std::uint64_t b = 0; b < shared_blocks; ++b) EXPECT_EQ(word(b, t), acked[t][b]) << "writer " << t << " block " << b;
+    for (std::uint64_t b = 0; b < shared_blocks; ++b)
+      EXPECT_EQ(word(b, t), acked[t][b]) << "writer " << t << " block " << b;
   }
 }
 

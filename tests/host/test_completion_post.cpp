@@ -11,7 +11,8 @@
 namespace agio::proxy {
 namespace {
 
-constexpr std::uint16_t lba_out_of_range = spec::make_status(spec::status_type::generic, spec::generic::lba_out_of_range);
+constexpr std::uint16_t lba_out_of_range =
+    spec::make_status(spec::status_type::generic, spec::generic::lba_out_of_range);
 
 struct ring {
   explicit ring(std::uint32_t depth) : cq(depth), poster(cq.data(), depth, &head, 3) {}

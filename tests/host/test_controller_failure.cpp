@@ -129,8 +129,7 @@ TEST_P(ControllerFailure, HungStoreIoTimesOutAndStopKeepsToItsTimeout) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothCompletionModes, ControllerFailure,
-                         ::testing::Values(completion_mode::service, completion_mode::waiters),
-                         [](const auto& test) {
+                         ::testing::Values(completion_mode::service, completion_mode::waiters), [](const auto& test) {
                            return std::string(test.param == completion_mode::service ? "Service" : "Waiters");
                          });
 

@@ -56,9 +56,9 @@ TEST(Criteo, VocabSizesScaleAndClamp) {
   for (std::size_t i = 0; i < sparse_features; ++i) EXPECT_EQ(tiny[i], 2u) << i;  // every original is >= 2
 
   const std::vector<std::uint32_t> capped = criteo_vocab_sizes(0.01, 100000);
-  EXPECT_EQ(capped[0], 100000u);   // 398844 capped
-  EXPECT_EQ(capped[1], 390u);      // 390.43 rounded
-  EXPECT_EQ(capped[5], 2u);        // 0.03 raised to 2
+  EXPECT_EQ(capped[0], 100000u);               // 398844 capped
+  EXPECT_EQ(capped[1], 390u);                  // 390.43 rounded
+  EXPECT_EQ(capped[5], 2u);                    // 0.03 raised to 2
   EXPECT_EQ(criteo_vocab_sizes(1, 1)[3], 1u);  // the cap wins
 
   EXPECT_THROW(criteo_vocab_sizes(0), std::invalid_argument);
@@ -190,7 +190,8 @@ TEST(Criteo, LoadsFromAFile) {
   std::vector<sample> samples(10);
   generator(vocab).fill(samples);
   const std::filesystem::path file =
-      std::filesystem::temp_directory_path() / ("agio_criteo_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".tsv");
+      std::filesystem::temp_directory_path() /
+      ("agio_criteo_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".tsv");
   {
     std::ofstream out(file, std::ios::binary);
     write_tsv(out, samples);
@@ -208,11 +209,11 @@ TEST(Criteo, LoadsFromAFile) {
 TEST(Criteo, MissingAndNegativeFieldsParse) {
   std::vector<std::string> f = good_fields();
   f[0] = "1";
-  f[1] = "";          // I1 missing
-  f[2] = "-1";        // I2 negative
+  f[1] = "";    // I1 missing
+  f[2] = "-1";  // I2 negative
   f[3] = "1000";
-  f[14] = "";         // C1 missing
-  f[15] = "FFFFFFFF"; // C2, upper case
+  f[14] = "";          // C1 missing
+  f[15] = "FFFFFFFF";  // C2, upper case
   f[16] = "0000000a";
   std::vector<std::string> g = good_fields();
   g[40 - 1] = "";  // C26 missing at the end of the line
@@ -279,7 +280,8 @@ TEST(DlrmBatchPlan, SmallBatchByHand) {
   const std::vector<std::uint32_t> indices{70, 2, 999, 65, 0, 5};  // blocks 1, 2, 18, 1, 2, 3
   const dlrm::batch_plan p = dlrm::plan_batch(layout, indices.data(), 6);
   EXPECT_EQ(p.blocks, (std::vector<std::uint64_t>{1, 2, 3, 18}));
-  EXPECT_EQ(p.slot_indices, (std::vector<std::uint32_t>{0 * 64 + 6, 1 * 64 + 2, 3 * 64 + 39, 0 * 64 + 1, 1 * 64 + 0, 2 * 64 + 5}));
+  EXPECT_EQ(p.slot_indices,
+            (std::vector<std::uint32_t>{0 * 64 + 6, 1 * 64 + 2, 3 * 64 + 39, 0 * 64 + 1, 1 * 64 + 0, 2 * 64 + 5}));
 }
 
 // On generated batches: the blocks are exactly the lookups' blocks, each once and sorted, and

@@ -60,7 +60,9 @@ class Passthrough : public ::testing::TestWithParam<path_config> {
     put(other, filled(4 * block, 0x07));
   }
 
-  void put(std::byte* device, const std::vector<std::byte>& bytes) { rt->copy_to_device(device, bytes.data(), bytes.size()); }
+  void put(std::byte* device, const std::vector<std::byte>& bytes) {
+    rt->copy_to_device(device, bytes.data(), bytes.size());
+  }
   std::vector<std::byte> get(const std::byte* device, std::size_t bytes) {
     std::vector<std::byte> out(bytes);
     rt->copy_to_host(out.data(), device, bytes);
@@ -141,13 +143,12 @@ TEST_P(Passthrough, CommandsWhoseBufferIsTheirPrpTargetWork) {
   EXPECT_EQ(get(buffer + block, block), filled(block, 0xb1)) << "the read ran past its block";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    DataPath, Passthrough,
-    ::testing::Values(path_config{data_mover::gpu_warps, completion_mode::service},
-                      path_config{data_mover::gpu_warps, completion_mode::waiters},
-                      path_config{data_mover::copy_engine, completion_mode::service},
-                      path_config{data_mover::copy_engine, completion_mode::waiters}),
-    config_name);
+INSTANTIATE_TEST_SUITE_P(DataPath, Passthrough,
+                         ::testing::Values(path_config{data_mover::gpu_warps, completion_mode::service},
+                                           path_config{data_mover::gpu_warps, completion_mode::waiters},
+                                           path_config{data_mover::copy_engine, completion_mode::service},
+                                           path_config{data_mover::copy_engine, completion_mode::waiters}),
+                         config_name);
 
 // Writers rewrite a few LBAs with one of two whole-LBA patterns while readers read them; every
 // LBA a read returns must be one pattern, never a mix. A pattern's words name its LBA and which
@@ -156,7 +157,9 @@ class LbaAtomicity : public ::testing::TestWithParam<path_config> {
  protected:
   static constexpr std::uint64_t lbas = 4;
 
-  static std::uint64_t word_of(std::uint64_t lba, std::uint64_t which) { return (lba << 8 | which) * 0x0101'0001'0001'0101ull; }
+  static std::uint64_t word_of(std::uint64_t lba, std::uint64_t which) {
+    return (lba << 8 | which) * 0x0101'0001'0001'0101ull;
+  }
 
   // Runs the race on a RAM store of `lba_bytes` blocks, reading into `device` or host buffers.
   void race(std::uint32_t lba_bytes, bool device_buffers) {
@@ -200,7 +203,8 @@ class LbaAtomicity : public ::testing::TestWithParam<path_config> {
         for (int r = 0; r < rounds; ++r) {
           const std::uint64_t first = static_cast<std::uint64_t>(r) % lbas;
           const std::uint32_t count = r % 3 == 0 ? static_cast<std::uint32_t>(lbas - first) : 1;
-          const status s = with_io(rt, [&](const auto& io) { return io.write(0, first, count, mine + first * lba_bytes); });
+          const status s =
+              with_io(rt, [&](const auto& io) { return io.write(0, first, count, mine + first * lba_bytes); });
           if (!s.ok()) failed.fetch_add(1);
         }
         return;
@@ -241,13 +245,12 @@ TEST_P(LbaAtomicity, LargeBlocksIntoDeviceBuffers) { race(4096, true); }
 TEST_P(LbaAtomicity, SmallBlocksIntoHostBuffers) { race(512, false); }
 TEST_P(LbaAtomicity, LargeBlocksIntoHostBuffers) { race(4096, false); }
 
-INSTANTIATE_TEST_SUITE_P(
-    DataPath, LbaAtomicity,
-    ::testing::Values(path_config{data_mover::gpu_warps, completion_mode::service},
-                      path_config{data_mover::gpu_warps, completion_mode::waiters},
-                      path_config{data_mover::copy_engine, completion_mode::service},
-                      path_config{data_mover::copy_engine, completion_mode::waiters}),
-    config_name);
+INSTANTIATE_TEST_SUITE_P(DataPath, LbaAtomicity,
+                         ::testing::Values(path_config{data_mover::gpu_warps, completion_mode::service},
+                                           path_config{data_mover::gpu_warps, completion_mode::waiters},
+                                           path_config{data_mover::copy_engine, completion_mode::service},
+                                           path_config{data_mover::copy_engine, completion_mode::waiters}),
+                         config_name);
 
 }  // namespace
 }  // namespace agio

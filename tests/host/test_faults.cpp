@@ -247,7 +247,9 @@ void stop_with_writes_in_flight(completion_mode completion) {
   }
 }
 
-TEST(Stop, InFlightWritesFinishOrFailAndNoAcknowledgedWriteIsLost) { stop_with_writes_in_flight(completion_mode::service); }
+TEST(Stop, InFlightWritesFinishOrFailAndNoAcknowledgedWriteIsLost) {
+  stop_with_writes_in_flight(completion_mode::service);
+}
 TEST(Stop, WithoutServiceNoAcknowledgedWriteIsLost) { stop_with_writes_in_flight(completion_mode::waiters); }
 
 }  // namespace

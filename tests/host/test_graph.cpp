@@ -19,7 +19,8 @@
 namespace agio::bench::graph {
 namespace {
 
-csr from_pairs(std::uint32_t n, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& pairs, build_options o = {}) {
+csr from_pairs(std::uint32_t n, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& pairs,
+               build_options o = {}) {
   edge_list e;
   e.n = n;
   for (const auto& [u, v] : pairs) {
@@ -30,7 +31,8 @@ csr from_pairs(std::uint32_t n, const std::vector<std::pair<std::uint32_t, std::
 }
 
 std::vector<std::uint32_t> neighbours(const csr& g, std::uint32_t v) {
-  return {g.col.begin() + static_cast<std::ptrdiff_t>(g.row[v]), g.col.begin() + static_cast<std::ptrdiff_t>(g.row[v + 1])};
+  return {g.col.begin() + static_cast<std::ptrdiff_t>(g.row[v]),
+          g.col.begin() + static_cast<std::ptrdiff_t>(g.row[v + 1])};
 }
 
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
@@ -138,7 +140,8 @@ TEST(GraphFile, CsrRoundTrip) {
 TEST(GraphFile, CsrBadFiles) {
   test::temp_file file("bad.csr");
   write_text(file.path(), "AGIOCS");
-  EXPECT_NE(error_of([&] { read_csr_file(file.path()); }).find("shorter than the 32-byte CSR header"), std::string::npos);
+  EXPECT_NE(error_of([&] { read_csr_file(file.path()); }).find("shorter than the 32-byte CSR header"),
+            std::string::npos);
   write_text(file.path(), std::string(40, 'x'));
   EXPECT_NE(error_of([&] { read_csr_file(file.path()); }).find("bad magic"), std::string::npos);
   write_csr_file(file.path(), from_pairs(3, {{0, 2}, {2, 1}}));

@@ -87,8 +87,8 @@ void run_ring(unsigned n) {
   ASSERT_TRUE(report.has_value());
   EXPECT_TRUE(contains(*report, "lock cycle: ")) << *report;
   for (unsigned i = 0; i < n; ++i) {
-    const std::string entry = "thread " + std::to_string(index[i].load()) + " holds policy lock " +
-                              std::to_string(i) + " and waits for policy lock " + std::to_string((i + 1) % n);
+    const std::string entry = "thread " + std::to_string(index[i].load()) + " holds policy lock " + std::to_string(i) +
+                              " and waits for policy lock " + std::to_string((i + 1) % n);
     EXPECT_TRUE(contains(*report, entry)) << "missing \"" << entry << "\" in: " << *report;
   }
   rt.free(words);
@@ -241,8 +241,8 @@ TEST(LockChain, CyclicPolicyIsReportedNotHung) {
   ASSERT_TRUE(report.has_value());
   std::printf("%s\n", report->c_str());
   for (unsigned i = 0; i < 2; ++i) {
-    const std::string entry = "thread " + std::to_string(index[i].load()) + " holds cache set " +
-                              std::to_string(i) + " and waits for cache set " + std::to_string(1 - i);
+    const std::string entry = "thread " + std::to_string(index[i].load()) + " holds cache set " + std::to_string(i) +
+                              " and waits for cache set " + std::to_string(1 - i);
     EXPECT_TRUE(contains(*report, entry)) << "missing \"" << entry << "\" in: " << *report;
   }
 }

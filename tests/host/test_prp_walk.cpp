@@ -14,13 +14,16 @@ namespace agio::proxy {
 namespace {
 
 constexpr std::uint32_t page = spec::page_bytes;
-constexpr std::uint16_t prp_offset_invalid = spec::make_status(spec::status_type::generic, spec::generic::prp_offset_invalid);
-constexpr std::uint16_t data_transfer_error = spec::make_status(spec::status_type::generic, spec::generic::data_transfer_error);
+constexpr std::uint16_t prp_offset_invalid =
+    spec::make_status(spec::status_type::generic, spec::generic::prp_offset_invalid);
+constexpr std::uint16_t data_transfer_error =
+    spec::make_status(spec::status_type::generic, spec::generic::data_transfer_error);
 
 // Page-aligned memory registered in an IOVA table as host or GPU memory (plain host memory
 // either way: the walk only reads PRP lists, never data).
 struct memory {
-  explicit memory(std::size_t pages) : bytes(pages * page), base(static_cast<std::byte*>(std::aligned_alloc(page, bytes))) {}
+  explicit memory(std::size_t pages)
+      : bytes(pages * page), base(static_cast<std::byte*>(std::aligned_alloc(page, bytes))) {}
   ~memory() { std::free(base); }
   memory(const memory&) = delete;
   memory& operator=(const memory&) = delete;

@@ -68,7 +68,8 @@ TEST(SubmissionQueue, ConcurrentSubmittersEachCommandReachesTheControllerOnce) {
   std::thread consumer([&] {
     std::uint32_t head = 0;
     detail::backoff idle;
-    while (!done.load(std::memory_order_acquire) || head != std::atomic_ref(q.doorbell).load(std::memory_order_acquire)) {
+    while (!done.load(std::memory_order_acquire) ||
+           head != std::atomic_ref(q.doorbell).load(std::memory_order_acquire)) {
       const std::uint32_t tail = std::atomic_ref(q.doorbell).load(std::memory_order_acquire);
       if (head == tail) {
         idle.pause();

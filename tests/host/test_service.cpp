@@ -20,7 +20,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::uint16_t lba_out_of_range = spec::make_status(spec::status_type::generic, spec::generic::lba_out_of_range);
+constexpr std::uint16_t lba_out_of_range =
+    spec::make_status(spec::status_type::generic, spec::generic::lba_out_of_range);
 constexpr std::uint16_t internal_error = spec::make_status(spec::status_type::generic, spec::generic::internal_error);
 // The head doorbell's value before anything rang it: tells "not written" from "written 0".
 constexpr std::uint32_t never_rung = 0xdead'beefu;
@@ -106,7 +107,8 @@ struct rig {
   }
 
   status result_of(std::uint32_t record) const {
-    return status::unpack(io::record_state::result(std::atomic_ref(records[record].state).load(std::memory_order_acquire)));
+    return status::unpack(
+        io::record_state::result(std::atomic_ref(records[record].state).load(std::memory_order_acquire)));
   }
   std::uint32_t doorbell() const { return std::atomic_ref(head_doorbell).load(std::memory_order_acquire); }
   bool freed(const issued& c) const {

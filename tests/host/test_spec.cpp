@@ -38,7 +38,8 @@ TEST(Spec, CompletionDword3PacksCidPhaseAndStatus) {
   EXPECT_FALSE(status_ok(st));
   EXPECT_TRUE(status_ok(0));
   EXPECT_STREQ(describe_status(st), "LBA out of range");
-  EXPECT_STREQ(describe_status(make_status(status_type::media, media::unrecovered_read_error)), "unrecovered read error");
+  EXPECT_STREQ(describe_status(make_status(status_type::media, media::unrecovered_read_error)),
+               "unrecovered read error");
 }
 
 TEST(Spec, PrpEntriesForOneTwoAndManyPages) {

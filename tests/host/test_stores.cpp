@@ -29,8 +29,8 @@ namespace {
 constexpr std::size_t page = 4096;
 
 host_memory aligned_host_memory() {
-  return {[](std::size_t bytes) -> void* { return ::operator new(bytes, std::align_val_t{page}); },
-          [](void* p) { ::operator delete(p, std::align_val_t{page}); }};
+  return {[](std::size_t bytes) -> void* { return ::operator new (bytes, std::align_val_t{page}); },
+          [](void* p) { ::operator delete (p, std::align_val_t{page}); }};
 }
 
 struct free_deleter {
@@ -120,7 +120,8 @@ TEST(StoreUri, ParsesSizes) {
   EXPECT_EQ(parse_size("1GiB"), 1ull << 30);
   EXPECT_EQ(parse_size("2T"), 2ull << 40);
   EXPECT_EQ(parse_size("16777215T"), 16777215ull << 40);
-  for (const char* bad : {"", "K", "1.5M", "-1", "+1", "1Mi", "1MiBx", "1 M", "16777216T", "99999999999999999999", "1X"}) {
+  for (const char* bad :
+       {"", "K", "1.5M", "-1", "+1", "1Mi", "1MiBx", "1 M", "16777216T", "99999999999999999999", "1X"}) {
     EXPECT_FALSE(parse_size(bad).has_value()) << bad;
   }
 }
@@ -134,8 +135,8 @@ TEST(StoreUri, ParsesRam) {
   EXPECT_TRUE(plain.options.faults.empty());
   EXPECT_EQ(plain.options.uri, "ram:64M");
 
-  const store_spec shaped = parse_store_uri(
-      "ram:1GiB?lba=4096&read_us=12.5&write_us=3&read_gbps=6.5&write_gbps=2&iops=1e6&fault=short@7");
+  const store_spec shaped =
+      parse_store_uri("ram:1GiB?lba=4096&read_us=12.5&write_us=3&read_gbps=6.5&write_gbps=2&iops=1e6&fault=short@7");
   EXPECT_EQ(shaped.ram_bytes, 1ull << 30);
   EXPECT_EQ(shaped.options.lba_bytes, 4096u);
   EXPECT_DOUBLE_EQ(shaped.options.profile.read_latency_us, 12.5);
@@ -316,7 +317,8 @@ TEST(RamStore, StartsZeroedAndRoundTrips) {
   EXPECT_EQ(s->lba_bytes(), 512u);
   EXPECT_EQ(s->buffer_alignment(), 1u);
   ASSERT_NE(s->host_view(), nullptr);
-  EXPECT_TRUE(std::all_of(s->host_view(), s->host_view() + s->capacity_bytes(), [](std::byte b) { return b == std::byte{0}; }));
+  EXPECT_TRUE(
+      std::all_of(s->host_view(), s->host_view() + s->capacity_bytes(), [](std::byte b) { return b == std::byte{0}; }));
   check_roundtrip(*s);
 }
 
@@ -536,7 +538,7 @@ void check_eio(store& s) {
   EXPECT_EQ(run_one(*channel, write_io(8 * 512, 4 * 512, data.get())), -EIO);
   EXPECT_EQ(run_one(*channel, read_io(10 * 512, 512, read.get())), -EIO);
   EXPECT_EQ(run_one(*channel, read_io(9 * 512, 2 * 512, read.get())), -EIO);
-  EXPECT_EQ(read[0], std::byte{0xEE});  // nothing was copied
+  EXPECT_EQ(read[0], std::byte{0xEE});                                            // nothing was copied
   EXPECT_EQ(run_one(*channel, write_io(2 * 512, 8 * 512, data.get())), 8 * 512);  // ends before block 10
   EXPECT_EQ(run_one(*channel, read_io(11 * 512, 4 * 512, read.get())), 4 * 512);
 }
@@ -548,7 +550,8 @@ void check_short(store& s) {
   EXPECT_EQ(run_one(*channel, write_io(8 * 512, 4 * 512, data.get())), 2 * 512);
   EXPECT_EQ(run_one(*channel, read_io(8 * 512, 4 * 512, read.get())), 2 * 512);
   EXPECT_TRUE(std::all_of(read.get(), read.get() + 2 * 512, [](std::byte b) { return b == std::byte{0x22}; }));
-  EXPECT_TRUE(std::all_of(read.get() + 2 * 512, read.get() + 4 * 512, [](std::byte b) { return b == std::byte{0xEE}; }));
+  EXPECT_TRUE(
+      std::all_of(read.get() + 2 * 512, read.get() + 4 * 512, [](std::byte b) { return b == std::byte{0xEE}; }));
   EXPECT_EQ(run_one(*channel, read_io(10 * 512, 512, read.get())), 0);
   EXPECT_EQ(run_one(*channel, read_io(11 * 512, 512, read.get())), 512);
   // Blocks 10 and 11 were never written: the short write stopped before them.

@@ -72,7 +72,8 @@ struct store_write_job {
   std::uint32_t* failures;
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     const std::uint32_t lba_bytes = io.lba_bytes(dev);
-    for (std::uint64_t first = std::uint64_t{t} * chunk_lbas; first < lbas; first += std::uint64_t{threads} * chunk_lbas) {
+    for (std::uint64_t first = std::uint64_t{t} * chunk_lbas; first < lbas;
+         first += std::uint64_t{threads} * chunk_lbas) {
       const auto n = static_cast<std::uint32_t>(lbas - first < chunk_lbas ? lbas - first : chunk_lbas);
       if (!io.write(dev, first_lba + first, n, staging + first * lba_bytes).ok()) {
         detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
@@ -100,9 +101,12 @@ void write_store(runtime& rt, std::uint64_t first_block, std::uint64_t bytes, Ge
     if (done < bytes) gen(done, host.data(), std::min<std::uint64_t>(n, bytes - done));
     rt.copy_to_device(staging, host.data(), n);
     const std::uint64_t lbas = n / lba;
-    const std::uint32_t threads = static_cast<std::uint32_t>(std::min<std::uint64_t>((lbas + chunk - 1) / chunk, on_gpu(rt) ? 1024 : 8));
+    const std::uint32_t threads =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>((lbas + chunk - 1) / chunk, on_gpu(rt) ? 1024 : 8));
     const std::uint64_t first_lba = (first_block * block_bytes + done) / lba;
-    with_io(rt, [&](const auto& io) { run_job(rt, threads, store_write_job{io, dev, staging, first_lba, lbas, chunk, failures}); });
+    with_io(rt, [&](const auto& io) {
+      run_job(rt, threads, store_write_job{io, dev, staging, first_lba, lbas, chunk, failures});
+    });
   }
   std::uint32_t failed = 0;
   rt.copy_to_host(&failed, failures, sizeof failed);

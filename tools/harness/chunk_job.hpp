@@ -17,8 +17,8 @@ struct chunk_job {
   std::uint32_t write;
   std::byte* buffer;
   std::uint32_t chunk_bytes;
-  std::uint32_t chunks;      // not a multiple of 7919, so the scramble below is a permutation
-  std::uint32_t* failures;   // incremented once per request that did not succeed
+  std::uint32_t chunks;     // not a multiple of 7919, so the scramble below is a permutation
+  std::uint32_t* failures;  // incremented once per request that did not succeed
 
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     const std::uint32_t blocks = chunk_bytes / io.lba_bytes(device);

@@ -33,8 +33,8 @@ void print_usage(std::FILE* to, const std::string& program, const command& c) {
 }
 
 // Every listed command whose name starts with `prefix` ("" for all).
-void print_list(std::FILE* to, const std::string& program, const std::string& about, const std::vector<command>& commands,
-                const std::string& prefix) {
+void print_list(std::FILE* to, const std::string& program, const std::string& about,
+                const std::vector<command>& commands, const std::string& prefix) {
   std::fprintf(to, "usage: %s <command> [options]   (%s <command> --help for its options)\n%s\n\ncommands:\n",
                program.c_str(), program.c_str(), about.c_str());
   for (const command& c : commands) {

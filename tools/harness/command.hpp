@@ -9,11 +9,11 @@
 namespace agio::bench {
 
 struct command {
-  std::string name;      // one or more words: "demo", "bench io"
-  std::string synopsis;  // its options, as printed after the name
-  std::string summary;   // what it does, one or more lines
+  std::string name;                               // one or more words: "demo", "bench io"
+  std::string synopsis;                           // its options, as printed after the name
+  std::string summary;                            // what it does, one or more lines
   int (*main)(int argc, char** argv, int first);  // parses argv[first..] (options only)
-  bool listed = true;    // false for an alias kept for old scripts
+  bool listed = true;                             // false for an alias kept for old scripts
 };
 
 int run_command_line(const std::string& program, const std::string& about, const std::vector<command>& commands,

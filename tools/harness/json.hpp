@@ -66,7 +66,8 @@ struct result_document {
     std::string h = header.str();
     h.pop_back();
     std::string s = h + ", \"config\": " + config.str() + ", \"points\": [\n";
-    for (std::size_t i = 0; i < points.size(); ++i) s += "  " + points[i].str() + (i + 1 < points.size() ? ",\n" : "\n");
+    for (std::size_t i = 0; i < points.size(); ++i)
+      s += "  " + points[i].str() + (i + 1 < points.size() ? ",\n" : "\n");
     return s + "]}\n";
   }
 

@@ -16,7 +16,8 @@ double parse_number(const std::string& k, const std::string& v) {
   char* end = nullptr;
   errno = 0;
   const double d = std::strtod(v.c_str(), &end);
-  if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(d)) throw bad_value(k, v, "a number");
+  if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(d))
+    throw bad_value(k, v, "a number");
   return d;
 }
 
@@ -25,7 +26,8 @@ double parse_number(const std::string& k, const std::string& v) {
 options::options(int argc, char** argv, int first) {
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
-    if (a.rfind("--", 0) != 0 || a.size() == 2) throw std::invalid_argument("unexpected argument '" + a + "' (options are --name value)");
+    if (a.rfind("--", 0) != 0 || a.size() == 2)
+      throw std::invalid_argument("unexpected argument '" + a + "' (options are --name value)");
     a = a.substr(2);
     const auto eq = a.find('=');
     if (eq != std::string::npos) {
@@ -76,10 +78,14 @@ std::uint64_t options::bytes(const std::string& k, const std::string& fallback) 
   double scale = 1;
   if (!v.empty()) {
     switch (v.back()) {
-      case 'K': case 'k': scale = 1ull << 10; break;
-      case 'M': case 'm': scale = 1ull << 20; break;
-      case 'G': case 'g': scale = 1ull << 30; break;
-      case 'T': case 't': scale = 1ull << 40; break;
+      case 'K':
+      case 'k': scale = 1ull << 10; break;
+      case 'M':
+      case 'm': scale = 1ull << 20; break;
+      case 'G':
+      case 'g': scale = 1ull << 30; break;
+      case 'T':
+      case 't': scale = 1ull << 40; break;
       default: break;
     }
   }

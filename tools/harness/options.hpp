@@ -25,7 +25,8 @@ class options {
   // A whole number from 0 to T's largest; "--name: 'x' is not a whole number ..." otherwise.
   template <class T>
   T whole(const std::string& k, T fallback) const {
-    return has(k) ? static_cast<T>(whole_number(k, static_cast<double>(std::numeric_limits<T>::max()))) : (used_[k] = true, fallback);
+    return has(k) ? static_cast<T>(whole_number(k, static_cast<double>(std::numeric_limits<T>::max())))
+                  : (used_[k] = true, fallback);
   }
   std::vector<std::string> list(const std::string& k, const std::string& fallback) const;
   std::vector<std::uint64_t> numbers(const std::string& k, const std::string& fallback) const;

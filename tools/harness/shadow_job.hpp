@@ -91,7 +91,8 @@ struct shadow_failure {
     const status s = status::unpack(result);
     std::string out = "thread " + std::to_string(thread) + ", " + bench::describe(step) + " at word " +
                       std::to_string(word) + " (block " + std::to_string(word / shadow_shape::words_per_block) + "): ";
-    if (s.result == outcome::success && seen == 0 && expected == 0) return out + "succeeded on a block that always fails";
+    if (s.result == outcome::success && seen == 0 && expected == 0)
+      return out + "succeeded on a block that always fails";
     if (!s.ok()) return out + agio::describe(s.result) + " (NVMe status " + std::to_string(s.nvme_status) + ")";
     return out + "read " + std::to_string(seen) + ", the model says " + std::to_string(expected);
   }
@@ -99,13 +100,15 @@ struct shadow_failure {
 
 // One thread's outcomes, written by that thread alone and read after the job.
 struct shadow_tally {
-  std::uint64_t reads_checked;     // reads that succeeded and matched the model
+  std::uint64_t reads_checked;  // reads that succeeded and matched the model
   std::uint64_t writes_acknowledged;
   std::uint64_t prefetches;
-  std::uint64_t store_errors;      // operations that failed with the store's error
-  std::uint64_t timeouts;          // operations under the short deadline that gave up
+  std::uint64_t store_errors;  // operations that failed with the store's error
+  std::uint64_t timeouts;      // operations under the short deadline that gave up
 
-  std::uint64_t operations() const { return reads_checked + writes_acknowledged + prefetches + store_errors + timeouts; }
+  std::uint64_t operations() const {
+    return reads_checked + writes_acknowledged + prefetches + store_errors + timeouts;
+  }
   shadow_tally& operator+=(const shadow_tally& o) {
     reads_checked += o.reads_checked;
     writes_acknowledged += o.writes_acknowledged;
@@ -122,18 +125,18 @@ template <class Policy, class Shares = cache::no_share_table, class IO = io_hand
 struct shadow_job {
   using handle = cache::cache_handle<Policy, cache::no_lock_chain, Shares, IO>;
   handle cache;
-  handle hurried;           // the same cache with a short wait deadline
+  handle hurried;             // the same cache with a short wait deadline
   std::uint32_t hurry_every;  // 1 in hurry_every operations uses `hurried` (0: none)
   shadow_shape shape;
-  std::uint32_t first_stamp;  // this round's first stamp, the same for every thread
+  std::uint32_t first_stamp;    // this round's first stamp, the same for every thread
   std::uint64_t failing_block;  // a shared block whose every read fails, or no_block
-  std::uint32_t* truth;     // the model: blocks() * words_per_block words, each written by its owner
-  std::uint32_t* buffers;   // one block per thread, registered for I/O
+  std::uint32_t* truth;         // the model: blocks() * words_per_block words, each written by its owner
+  std::uint32_t* buffers;       // one block per thread, registered for I/O
   shadow_failure* failure;
-  shadow_tally* tallies;    // one per thread
+  shadow_tally* tallies;  // one per thread
 
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
-    worker w{*this, t, buffers + std::uint64_t{t} * shadow_shape::words_per_block, 0x5eedull + t + first_stamp,
+    worker w{*this,       t, buffers + std::uint64_t{t} * shadow_shape::words_per_block, 0x5eedull + t + first_stamp,
              first_stamp, {}};
     for (std::uint64_t op = 0; op < shape.ops_per_thread; ++op) {
       if (detail::load<detail::scope::device>(failure->count, detail::relaxed) != 0) break;
@@ -153,7 +156,9 @@ struct shadow_job {
 
     AGIO_HD std::uint64_t next() { return mix64(rng += 0x9e3779b97f4a7c15ull); }
     AGIO_HD deadline limit(const handle& c) const { return deadline::after_ns(c.wait_timeout_ns); }
-    AGIO_HD std::uint64_t private_block() { return job.shape.private_block(id, next() % job.shape.private_blocks_per_thread); }
+    AGIO_HD std::uint64_t private_block() {
+      return job.shape.private_block(id, next() % job.shape.private_blocks_per_thread);
+    }
 
     AGIO_HD void fail(shadow_step step, status s, std::uint64_t word, std::uint32_t seen, std::uint32_t expected) {
       if (detail::fetch_add<detail::scope::device>(job.failure->count, 1u, detail::relaxed) != 0) return;
@@ -233,7 +238,8 @@ struct shadow_job {
     // Reads a whole block into the buffer (or, with a share table, into a buffer shared with
     // other readers of the block) and checks words first, first + stride, ... (none when first
     // is past the block: a thread may own no word of a shared block).
-    AGIO_HD void read_block(const handle& c, bool hurry, std::uint64_t block, std::uint32_t first, std::uint32_t stride) {
+    AGIO_HD void read_block(const handle& c, bool hurry, std::uint64_t block, std::uint32_t first,
+                            std::uint32_t stride) {
       if constexpr (Shares::enabled) {
         cache::share_transaction t = c.async_read(0, block, buffer);
         if (check(shadow_step::async_read, c.wait(t), block, hurry)) {

@@ -59,8 +59,8 @@ struct shadow_report {
   std::uint64_t injected_faults = 0;  // commands the store failed
   std::uint64_t surfaced_faults = 0;  // fills and write-backs the cache counted as failed
   std::uint64_t flushes = 0;
-  std::uint64_t failed_flushes = 0;   // flushes that threw io_error
-  std::uint64_t stuck_lines = 0;      // lines with live pins, BUSY or CLEANING after a round
+  std::uint64_t failed_flushes = 0;  // flushes that threw io_error
+  std::uint64_t stuck_lines = 0;     // lines with live pins, BUSY or CLEANING after a round
   cache_counters counters{};
   std::string first_problem;
   double seconds = 0;
@@ -106,7 +106,8 @@ inline std::vector<std::uint32_t> read_back(const shadow_config& config, std::ui
   rt.copy_to_device(failures, &none, 4);
   with_io(rt, [&](const auto& io) {
     run_job(rt, config.verify_threads,
-            chunk_job{io, 0, 0, data, shadow_shape::line_bytes, static_cast<std::uint32_t>(config.shape.blocks()), failures});
+            chunk_job{io, 0, 0, data, shadow_shape::line_bytes, static_cast<std::uint32_t>(config.shape.blocks()),
+                      failures});
   });
   std::uint32_t failed = 0;
   rt.copy_to_host(&failed, failures, 4);
@@ -115,15 +116,16 @@ inline std::vector<std::uint32_t> read_back(const shadow_config& config, std::ui
   rt.free(data);
   rt.free(failures);
   rt.stop();
-  if (failed != 0) throw std::runtime_error("shadow: " + std::to_string(failed) + " reads of the file failed without faults");
+  if (failed != 0)
+    throw std::runtime_error("shadow: " + std::to_string(failed) + " reads of the file failed without faults");
   return stored;
 }
 
 // Storage against the model: `flushed` is what the last successful flush wrote (or what storage
 // held before the phase), `newest` what was acknowledged since; `exact` when the phase's last
 // flush succeeded. Storage becomes the next phase's model.
-inline void compare(shadow_report& report, const std::vector<std::uint32_t>& stored, std::vector<std::uint32_t>& flushed,
-                    std::vector<std::uint32_t>& newest, bool exact) {
+inline void compare(shadow_report& report, const std::vector<std::uint32_t>& stored,
+                    std::vector<std::uint32_t>& flushed, std::vector<std::uint32_t>& newest, bool exact) {
   for (std::uint64_t w = 0; w < stored.size(); ++w) {
     const std::uint32_t s = stored[w];
     const bool own_tag = s == shadow_value(w, s >> 8);

@@ -50,8 +50,8 @@ template <class IO>
 struct random_io_job {
   IO io;
   std::uint32_t devices;
-  std::uint64_t units;          // I/O units per device
-  std::uint32_t unit_blocks;    // LBAs per I/O
+  std::uint64_t units;        // I/O units per device
+  std::uint32_t unit_blocks;  // LBAs per I/O
   std::uint32_t unit_bytes;
   std::byte* buffer;
   std::uint64_t buffer_slots;
@@ -97,7 +97,6 @@ struct point {
   double store_us = 0;
 };
 
-
 std::vector<std::uint64_t> latency_sum(const std::vector<device_counters>& counters) {
   std::vector<std::uint64_t> sum;
   for (const auto& d : counters) {
@@ -110,7 +109,8 @@ std::vector<std::uint64_t> latency_sum(const std::vector<device_counters>& count
 double quantile_us(const std::vector<std::uint64_t>& before, const std::vector<std::uint64_t>& after, double q) {
   device_counters diff;
   diff.latency_log2_ns.resize(after.size());
-  for (std::size_t k = 0; k < after.size(); ++k) diff.latency_log2_ns[k] = after[k] - (k < before.size() ? before[k] : 0);
+  for (std::size_t k = 0; k < after.size(); ++k)
+    diff.latency_log2_ns[k] = after[k] - (k < before.size() ? before[k] : 0);
   return static_cast<double>(diff.latency_quantile_ns(q)) / 1000.0;
 }
 
@@ -133,7 +133,8 @@ agio_setup make_setup(const std::vector<std::string>& uris, data_mover mover, co
   opt.completion = completion;
   opt.max_transfer_bytes = std::max<std::uint32_t>(io_bytes, 4096);
   opt.controller_threads = controller_threads;
-  opt.transaction_records = std::max<std::uint32_t>(max_outstanding + 4096, 4 * queue_pairs * depth * static_cast<std::uint32_t>(uris.size()));
+  opt.transaction_records = std::max<std::uint32_t>(max_outstanding + 4096,
+                                                    4 * queue_pairs * depth * static_cast<std::uint32_t>(uris.size()));
   opt.wait_timeout_ms = 120'000;
   opt.submit_timeout_ms = 120'000;
   agio_setup s;
@@ -157,12 +158,12 @@ point run_agio(agio_setup& s, std::uint32_t devices, std::uint32_t io_bytes, std
   // On the GPU every request in flight is a thread of its own; CPU threads each keep a batch.
   const std::uint32_t threads = gpu ? static_cast<std::uint32_t>(outstanding)
                                     : static_cast<std::uint32_t>(std::min<std::uint64_t>(outstanding, 16));
-  const std::uint32_t batch = static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(max_batch, (outstanding + threads - 1) / threads));
+  const std::uint32_t batch =
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(max_batch, (outstanding + threads - 1) / threads));
   const std::uint32_t lanes = gpu ? std::clamp<std::uint32_t>(lanes_per_warp, 1, 32) : 32;
   return with_io(rt, [&](const auto& io) {
-    random_io_job job{io, devices, s.units, s.unit_blocks, io_bytes, s.buffer, s.slots, batch, 1,
-                      write ? 1u : 0u, 12345, s.failures, lanes, threads};
+    random_io_job job{io,    devices, s.units,         s.unit_blocks, io_bytes,   s.buffer, s.slots,
+                      batch, 1,       write ? 1u : 0u, 12345,         s.failures, lanes,    threads};
     const std::uint32_t launched = gpu ? (threads + lanes - 1) / lanes * 32 : threads;
     // Calibrate with a short run, then size the measured run to the target time.
     const double per_round = run_job(rt, launched, job);
@@ -194,9 +195,8 @@ point run_agio(agio_setup& s, std::uint32_t devices, std::uint32_t io_bytes, std
 
 // The store's own ceiling: `threads` host threads, each with its own channel holding
 // outstanding / threads requests, random offsets, into pinned memory.
-point run_ceiling(const std::vector<std::unique_ptr<store>>& stores, std::uint32_t io_bytes,
-                  std::uint64_t outstanding, bool write, unsigned threads, double seconds,
-                  const host_memory& memory) {
+point run_ceiling(const std::vector<std::unique_ptr<store>>& stores, std::uint32_t io_bytes, std::uint64_t outstanding,
+                  bool write, unsigned threads, double seconds, const host_memory& memory) {
   threads = static_cast<unsigned>(std::min<std::uint64_t>(threads, outstanding));
   const std::uint32_t depth = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, outstanding / threads));
   // Requests share buffer slots beyond this many per thread; the data is not looked at.
@@ -220,16 +220,18 @@ point run_ceiling(const std::vector<std::unique_ptr<store>>& stores, std::uint32
         start_ns = std::chrono::steady_clock::now().time_since_epoch().count();
       }
       while (start_ns.load() == 0) std::this_thread::yield();
-      const auto stop_at = std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(start_ns.load())) +
-                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+      const auto stop_at =
+          std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(start_ns.load())) +
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
       while (std::chrono::steady_clock::now() < stop_at) {
         for (std::size_t c = 0; c < channels.size(); ++c) {
           // The thread's `depth` requests spread over its channels, exactly `depth` in all.
-          const std::uint32_t share = static_cast<std::uint32_t>(depth / channels.size() + (c < depth % channels.size() ? 1 : 0));
+          const std::uint32_t share =
+              static_cast<std::uint32_t>(depth / channels.size() + (c < depth % channels.size() ? 1 : 0));
           while (inflight[c] < share) {
             const std::uint64_t units = stores[c]->capacity_bytes() / io_bytes;
-            const store_io io{write ? store_op::write : store_op::read, (rng() % units) * io_bytes,
-                                     io_bytes, buf + std::size_t{next_slot++ % slots} * io_bytes, 0};
+            const store_io io{write ? store_op::write : store_op::read, (rng() % units) * io_bytes, io_bytes,
+                              buf + std::size_t{next_slot++ % slots} * io_bytes, 0};
             if (!channels[c]->submit(io)) break;
             ++inflight[c];
           }
@@ -308,8 +310,8 @@ void fill_file(const std::string& path, std::uint64_t bytes) {
 }
 
 struct series {
-  std::string name;      // e.g. "ram", "file", "ram-profile"
-  std::string kind;      // what the store is, for labels: emulation or real I/O
+  std::string name;  // e.g. "ram", "file", "ram-profile"
+  std::string kind;  // what the store is, for labels: emulation or real I/O
   std::vector<std::string> uris;
   data_mover mover;
   std::uint32_t io_bytes;
@@ -330,8 +332,9 @@ int io_bench_main(int argc, char** argv, int first) {
   const double seconds = opt.number("seconds", full ? 0.4 : 0.25);
   // The file: store's file: one of the caller's, kept; or a temporary one, removed at the end.
   const bool own_file = !opt.has("file");
-  const std::string file_path =
-      opt.get("file", (std::filesystem::temp_directory_path() / ("agio-io-bench-" + std::to_string(::getpid()) + ".bin")).string());
+  const std::string file_path = opt.get(
+      "file",
+      (std::filesystem::temp_directory_path() / ("agio-io-bench-" + std::to_string(::getpid()) + ".bin")).string());
   const std::uint64_t file_bytes = static_cast<std::uint64_t>(opt.number("file-gib", full ? 4 : 1) * (1ull << 30));
   const std::uint64_t ram_bytes = static_cast<std::uint64_t>(opt.number("ram-gib", 1) * (1ull << 30));
   const auto experiments = opt.list("experiments", "ram,file,devices,movers");
@@ -370,19 +373,42 @@ int io_bench_main(int argc, char** argv, int first) {
   for (const auto& e : experiments) {
     if (e == "ram") {
       for (std::uint32_t size : {4096u, 65536u})
-        for (bool w : {false, true}) plan.push_back({"ram", "ram: store (pinned host RAM, no profile)", {ram}, data_mover::gpu_warps, size, w, sweep, true});
+        for (bool w : {false, true})
+          plan.push_back(
+              {"ram", "ram: store (pinned host RAM, no profile)", {ram}, data_mover::gpu_warps, size, w, sweep, true});
     } else if (e == "movers") {
       for (std::uint32_t size : {4096u, 65536u})
         for (bool w : {false, true})
-          plan.push_back({"ram-copy_engine", "ram: store, copy-engine mover", {ram}, data_mover::copy_engine, size, w, sweep, false});
+          plan.push_back({"ram-copy_engine",
+                          "ram: store, copy-engine mover",
+                          {ram},
+                          data_mover::copy_engine,
+                          size,
+                          w,
+                          sweep,
+                          false});
     } else if (e == "file") {
-      for (bool w : {false, true}) plan.push_back({"file", "file: store on the machine's disk (real I/O)", {file}, data_mover::gpu_warps, 4096, w, file_sweep, true});
+      for (bool w : {false, true})
+        plan.push_back({"file",
+                        "file: store on the machine's disk (real I/O)",
+                        {file},
+                        data_mover::gpu_warps,
+                        4096,
+                        w,
+                        file_sweep,
+                        true});
     } else if (e == "devices") {
       for (std::uint32_t n = 1; n <= 4; ++n) {
         std::vector<std::string> uris(n, profile);
         for (bool w : {false, true})
-          plan.push_back({"profile-x" + std::to_string(n), "ram: stores emulating a 3.7 GB/s read / 2.2 GB/s write SSD", uris,
-                          data_mover::gpu_warps, 4096, w, {std::uint64_t{4096} * n}, true});
+          plan.push_back({"profile-x" + std::to_string(n),
+                          "ram: stores emulating a 3.7 GB/s read / 2.2 GB/s write SSD",
+                          uris,
+                          data_mover::gpu_warps,
+                          4096,
+                          w,
+                          {std::uint64_t{4096} * n},
+                          true});
       }
     } else {
       throw std::invalid_argument("--experiments: unknown experiment '" + e + "' (ram, file, devices, movers)");
@@ -390,7 +416,8 @@ int io_bench_main(int argc, char** argv, int first) {
   }
   std::optional<scoped_file> temporary;
   if (std::find(experiments.begin(), experiments.end(), "file") != experiments.end()) {
-    std::fprintf(stderr, "preparing %s (%.1f GiB, %s)...\n", file_path.c_str(), static_cast<double>(file_bytes) / (1ull << 30),
+    std::fprintf(stderr, "preparing %s (%.1f GiB, %s)...\n", file_path.c_str(),
+                 static_cast<double>(file_bytes) / (1ull << 30),
                  own_file ? "removed at the end; --file PATH keeps one" : "kept");
     if (own_file) temporary.emplace(file_path);
     fill_file(file_path, file_bytes);
@@ -413,7 +440,7 @@ int io_bench_main(int argc, char** argv, int first) {
       h2d = h2d_copy_gbps(*setup.rt);
     }
     host_memory memory{[&setup](std::size_t n) { return setup.rt->allocate_host(n); },
-                              [&setup](void* p) { setup.rt->free(p); }};
+                       [&setup](void* p) { setup.rt->free(p); }};
     // The ceiling drives its own instances of the same stores, opened once per series.
     std::vector<std::unique_ptr<store>> ceiling_stores;
     if (s.with_ceiling) {
@@ -422,8 +449,8 @@ int io_bench_main(int argc, char** argv, int first) {
     for (std::uint64_t outstanding : s.outstanding) {
       const std::string label = s.name + (s.write ? " write " : " read ") + std::to_string(s.io_bytes / 1024) +
                                 "KiB out=" + std::to_string(outstanding);
-      const point p = run_agio(setup, static_cast<std::uint32_t>(s.uris.size()), s.io_bytes, outstanding, s.write, seconds,
-                               lanes_per_warp);
+      const point p = run_agio(setup, static_cast<std::uint32_t>(s.uris.size()), s.io_bytes, outstanding, s.write,
+                               seconds, lanes_per_warp);
       bar.step(label);
       const auto emit = [&](const char* system, const point& q) {
         json_object o;

@@ -25,11 +25,13 @@ class array_view {
 
   // Reads element `index` of device `dev` into `out`.
   AGIO_HD status get(std::uint32_t dev, std::uint64_t index, T& out) const {
-    return access(dev, index, [&](T* element) { out = detail::shared_load(*element); }, false);
+    return access(
+        dev, index, [&](T* element) { out = detail::shared_load(*element); }, false);
   }
   // Writes element `index` of device `dev`.
   AGIO_HD status put(std::uint32_t dev, std::uint64_t index, const T& value) const {
-    return access(dev, index, [&](T* element) { detail::shared_store(*element, value); }, true);
+    return access(
+        dev, index, [&](T* element) { detail::shared_store(*element, value); }, true);
   }
 
   // A thread's reader of device `dev`'s elements, cheaper than get() for runs of neighbouring

@@ -66,9 +66,7 @@ class cache_handle {
   // Blocks (line-sized units) of device `dev`, and its LBAs per block.
   AGIO_HD std::uint64_t blocks(std::uint32_t dev) const { return io.capacity_blocks(dev) / lbas_per_line(dev); }
   AGIO_HD std::uint32_t lbas_per_line(std::uint32_t dev) const { return state.line_bytes / io.lba_bytes(dev); }
-  AGIO_HD std::byte* line_data(std::uint32_t line) const {
-    return state.data + std::uint64_t{line} * state.line_bytes;
-  }
+  AGIO_HD std::byte* line_data(std::uint32_t line) const { return state.data + std::uint64_t{line} * state.line_bytes; }
 
   // --- The access primitive -------------------------------------------------------------------
 
@@ -165,22 +163,24 @@ class cache_handle {
     const std::uint64_t tag = block_tag(dev, block);
     const deadline limit = deadline::after_ns(wait_timeout_ns);
     status result{outcome::success, 0};
-    coalesced_until(tag, limit, [&](std::uint32_t) {
-      result = taking_turns(tag, limit, [&](claim_turn& turn) -> status {
-        if (find(tag) != no_line) return {outcome::success, 0};
-        std::uint32_t unused = no_line;
-        const status inserted = insert(dev, block, tag, fill_mode::plain, unused, turn, limit);
-        return inserted.result == outcome::pending ? status{outcome::success, 0} : inserted;
-      });
-    }, result);
+    coalesced_until(
+        tag, limit,
+        [&](std::uint32_t) {
+          result = taking_turns(tag, limit, [&](claim_turn& turn) -> status {
+            if (find(tag) != no_line) return {outcome::success, 0};
+            std::uint32_t unused = no_line;
+            const status inserted = insert(dev, block, tag, fill_mode::plain, unused, turn, limit);
+            return inserted.result == outcome::pending ? status{outcome::success, 0} : inserted;
+          });
+        },
+        result);
     return result;
   }
 
   // Reads block `block` of `dev` into `dst` (line_bytes) through the cache: the fill starts now,
   // the copy happens in wait(). Coherent with every other access through this cache.
   AGIO_HD cache_transaction async_read(std::uint32_t dev, std::uint64_t block, void* dst) const
-    requires(!Shares::enabled)
-  {
+      requires(!Shares::enabled) {
     const status started = prefetch(dev, block);
     cache_transaction t{block, dst, dev, 0};
     if (!started.ok()) t.immediate = started.pack();
@@ -206,8 +206,7 @@ class cache_handle {
   // shares the buffer of an earlier read of the same block; use t.data(), write through
   // write_shared or mark_modified, and release every transaction.
   AGIO_HD share_transaction async_read(std::uint32_t dev, std::uint64_t block, void* dst) const
-    requires(Shares::enabled)
-  {
+      requires(Shares::enabled) {
     return shares.async_read(*this, dev, block, dst);
   }
   AGIO_HD status wait_for(const share_transaction& t, deadline limit) const { return shares.wait_for(*this, t, limit); }
@@ -486,7 +485,8 @@ class cache_handle {
       return {outcome::pending, 0};
     }
     const std::uint32_t victim = turn.may_claim(state, set, limit, wait_timeout_ns)
-                                     ? policy.victim(state, set, [this](std::uint32_t l) { return evictable(l); }, locks)
+                                     ? policy.victim(
+                                           state, set, [this](std::uint32_t l) { return evictable(l); }, locks)
                                      : no_line;
     if (victim == no_line) {
       const status failed = set_failure(set);
@@ -640,7 +640,6 @@ class cache_handle {
       }
     });
   }
-
 };
 
 }  // namespace agio::cache

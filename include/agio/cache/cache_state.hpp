@@ -16,14 +16,14 @@ namespace agio::cache {
 // added up when read; warps add them once per warp, not per lane.
 struct cache_counters {
   std::uint64_t hits;
-  std::uint64_t misses;              // fills issued
-  std::uint64_t hits_on_busy;        // accesses that found their block being filled and waited
-  std::uint64_t coalesced_in_warp;   // lanes served by another lane's access to the same line
-  std::uint64_t evictions;           // lines holding a block that were reused for another
-  std::uint64_t write_backs;         // MODIFIED lines written to storage
-  std::uint64_t share_hits;          // async reads served from a shared buffer (share table)
-  std::uint64_t fill_failures;       // fills whose read failed (the I/O error reaches the host)
-  std::uint64_t write_back_failures; // write-backs that failed (the line became FAILED, data kept)
+  std::uint64_t misses;               // fills issued
+  std::uint64_t hits_on_busy;         // accesses that found their block being filled and waited
+  std::uint64_t coalesced_in_warp;    // lanes served by another lane's access to the same line
+  std::uint64_t evictions;            // lines holding a block that were reused for another
+  std::uint64_t write_backs;          // MODIFIED lines written to storage
+  std::uint64_t share_hits;           // async reads served from a shared buffer (share table)
+  std::uint64_t fill_failures;        // fills whose read failed (the I/O error reaches the host)
+  std::uint64_t write_back_failures;  // write-backs that failed (the line became FAILED, data kept)
 
   // hits / (hits + misses): leaves out the accesses that waited on a fill (hits_on_busy) or
   // rode on another lane's access (coalesced_in_warp), whose numbers depend on the threads'
@@ -55,20 +55,20 @@ struct cache_counters {
 inline constexpr std::uint32_t counter_stripes = 128;
 
 struct cache_state {
-  std::byte* data = nullptr;                // line_count * line_bytes
-  std::uint32_t* words = nullptr;           // line.hpp word per line
-  std::uint64_t* tags = nullptr;            // tag per line; no_tag when empty
-  std::uint32_t* fill_status = nullptr;     // status::pack() of the line's last fill or write-back
-  std::uint32_t* orphan_pins = nullptr;     // pins reserved for waiters that gave up (see cache.hpp)
-  std::uint32_t* set_locks = nullptr;       // taken to insert into a set; 0 free, else holder + 1
-  std::uint64_t* set_turns = nullptr;       // per set: deadline of the access served first, or no_turn
-  std::uint32_t* closed = nullptr;          // non-zero once writes are refused (the runtime is stopping)
-  void* policy_state = nullptr;             // the policy's own per-line / per-set words
-  cache_counters* counters = nullptr;       // counter_stripes of them
+  std::byte* data = nullptr;             // line_count * line_bytes
+  std::uint32_t* words = nullptr;        // line.hpp word per line
+  std::uint64_t* tags = nullptr;         // tag per line; no_tag when empty
+  std::uint32_t* fill_status = nullptr;  // status::pack() of the line's last fill or write-back
+  std::uint32_t* orphan_pins = nullptr;  // pins reserved for waiters that gave up (see cache.hpp)
+  std::uint32_t* set_locks = nullptr;    // taken to insert into a set; 0 free, else holder + 1
+  std::uint64_t* set_turns = nullptr;    // per set: deadline of the access served first, or no_turn
+  std::uint32_t* closed = nullptr;       // non-zero once writes are refused (the runtime is stopping)
+  void* policy_state = nullptr;          // the policy's own per-line / per-set words
+  cache_counters* counters = nullptr;    // counter_stripes of them
   std::uint32_t line_count = 0;
-  detail::divisor line_bytes;               // element readers divide byte offsets by it
-  std::uint32_t ways = 0;                   // lines per set
-  detail::divisor set_count;                // line_count / ways (set_of divides by it)
+  detail::divisor line_bytes;  // element readers divide byte offsets by it
+  std::uint32_t ways = 0;      // lines per set
+  detail::divisor set_count;   // line_count / ways (set_of divides by it)
 };
 
 // Adds `n` to counter `field` from every calling lane, with one atomic per group of lanes that

@@ -56,7 +56,7 @@ struct lock_chain_record {
 // The first cycle found (device memory, zeroed). Entry i: thread[i] holds holds[i] and waits
 // for waits_for[i], which thread[(i + 1) % length] holds.
 struct lock_chain_report {
-  std::uint32_t state;      // 0 none, 1 being written, 2 written
+  std::uint32_t state;  // 0 none, 1 being written, 2 written
   std::uint32_t length;
   std::uint64_t deadlocks;  // acquires that returned outcome::deadlock (all cycles, all threads)
   std::uint32_t thread[lock_chain_max_cycle];
@@ -246,8 +246,7 @@ class lock_chain {
     for (std::uint32_t i = 0; i < c.length; ++i) {
       detail::store<detail::scope::device>(report->thread[i], c.thread[i], detail::relaxed);
       detail::store<detail::scope::device>(report->waits_for[i], c.name[i], detail::relaxed);
-      detail::store<detail::scope::device>(report->holds[i], c.name[(i + c.length - 1) % c.length],
-                                           detail::relaxed);
+      detail::store<detail::scope::device>(report->holds[i], c.name[(i + c.length - 1) % c.length], detail::relaxed);
     }
     detail::store<detail::scope::device>(report->length, c.length, detail::relaxed);
     detail::store<detail::scope::device>(report->state, 2u, detail::release);

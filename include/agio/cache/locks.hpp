@@ -30,8 +30,7 @@ struct lock_name {
 AGIO_HD inline bool try_lock(std::uint32_t& word) {
   std::uint32_t free_word = 0;
   // Acquire pairs with unlock's release: the previous holder's writes are seen.
-  return detail::compare_exchange<detail::scope::device>(word, free_word, detail::thread_index() + 1,
-                                                         detail::acquire);
+  return detail::compare_exchange<detail::scope::device>(word, free_word, detail::thread_index() + 1, detail::acquire);
 }
 AGIO_HD inline void unlock(std::uint32_t& word) { detail::store<detail::scope::device>(word, 0u, detail::release); }
 

@@ -95,10 +95,10 @@ class share_table {
   // Device memory, laid out by laid_out_in(); zeroed means every slot FREE.
   std::uint64_t* words = nullptr;
   std::uint64_t* tags = nullptr;
-  std::uint64_t* buffers = nullptr;       // the owner's buffer, as an address
-  std::uint32_t* fill_status = nullptr;   // status::pack() of a failed fill
+  std::uint64_t* buffers = nullptr;      // the owner's buffer, as an address
+  std::uint32_t* fill_status = nullptr;  // status::pack() of a failed fill
   std::uint32_t* set_locks = nullptr;
-  std::uint32_t* dirty = nullptr;         // marks_per_slot words per slot, one bit per 4 bytes
+  std::uint32_t* dirty = nullptr;  // marks_per_slot words per slot, one bit per 4 bytes
   std::uint32_t slot_count = 0;
   std::uint32_t set_ways = 0;
   std::uint32_t set_count = 0;
@@ -151,9 +151,8 @@ class share_table {
       const std::uint64_t fill = word & fill_mask;
       if (fill == share_filled) return {outcome::success, 0};
       if (fill == share_failed) return status::unpack(detail::load<scope_t>(fill_status[t.slot], detail::relaxed));
-      if (fill == share_unfilled &&
-          detail::compare_exchange<scope_t>(words[t.slot], word, (word & ~fill_mask) | share_filling,
-                                            detail::acquire)) {
+      if (fill == share_unfilled && detail::compare_exchange<scope_t>(
+                                        words[t.slot], word, (word & ~fill_mask) | share_filling, detail::acquire)) {
         return fill_entry(cache, t, limit);
       }
       if (limit.passed()) return {outcome::timeout, 0};
@@ -181,8 +180,8 @@ class share_table {
   }
 
   template <class Cache>
-  AGIO_HD status write_shared(const Cache& cache, const share_transaction& t, std::uint32_t offset,
-                              std::uint32_t bytes, const void* src) const {
+  AGIO_HD status write_shared(const Cache& cache, const share_transaction& t, std::uint32_t offset, std::uint32_t bytes,
+                              const void* src) const {
     if (!writable(cache, t, offset, bytes)) return {outcome::invalid_argument, 0};
     detail::shared_copy(t.buffer + offset, src, bytes);
     return mark_modified(cache, t, offset, bytes);
@@ -262,7 +261,8 @@ class share_table {
     const std::uint32_t set = set_of(tag);
     const lock_name name{lock_kind::share_set, set};
     const status locked = cache.locks.acquire(
-        set_locks[set], name, deadline::after_ns(cache.wait_timeout_ns > detach_patience_ns ? cache.wait_timeout_ns : detach_patience_ns));
+        set_locks[set], name,
+        deadline::after_ns(cache.wait_timeout_ns > detach_patience_ns ? cache.wait_timeout_ns : detach_patience_ns));
     if (!locked.ok()) return locked;
     detach(tag, set);
     cache.locks.release(set_locks[set], name);
@@ -369,8 +369,8 @@ class share_table {
         detail::store<scope_t>(buffers[slot], reinterpret_cast<std::uint64_t>(t.buffer), detail::relaxed);
         for (std::uint32_t w = 0; w < marks_per_slot; ++w) detail::store<scope_t>(marks(slot)[w], 0u, detail::relaxed);
         // Release pairs with the acquire of those who find the entry: tag, buffer, marks first.
-        detail::store<scope_t>(words[slot], (word & ~std::uint64_t{0xffffffffu}) | share_unfilled | shareable_bit |
-                                                reference_unit,
+        detail::store<scope_t>(words[slot],
+                               (word & ~std::uint64_t{0xffffffffu}) | share_unfilled | shareable_bit | reference_unit,
                                detail::release);
         t.role = share_role::owner;
         t.slot = slot;
@@ -397,7 +397,7 @@ class share_table {
     if (!s.ok() && !retry) detail::store<scope_t>(fill_status[t.slot], s.pack(), detail::relaxed);
     std::uint64_t word = detail::load<scope_t>(words[t.slot], detail::relaxed);
     for (;;) {
-      const std::uint64_t next = s.ok() ? (word & ~fill_mask) | share_filled
+      const std::uint64_t next = s.ok()  ? (word & ~fill_mask) | share_filled
                                  : retry ? (word & ~fill_mask) | share_unfilled
                                          : (word & ~(fill_mask | shareable_bit)) | share_failed;
       // Release pairs with the waiters' acquire: the buffer (or the status) precedes the state.

@@ -82,9 +82,9 @@ AGIO_HD inline T exchange(T& word, T value, memory_order order) {
 template <scope S, class T>
 AGIO_HD inline bool compare_exchange(T& word, T& expected, T desired, memory_order order) {
   return atomic_on<S>(word).compare_exchange_strong(expected, desired, order,
-                                                     order == release ? relaxed
-                                                     : order == acq_rel ? acquire
-                                                                        : order);
+                                                    order == release   ? relaxed
+                                                    : order == acq_rel ? acquire
+                                                                       : order);
 }
 
 // Several loads that must each acquire, issued together: on the device relaxed loads and one

@@ -12,7 +12,8 @@ namespace agio::detail {
 
 AGIO_HD inline std::uint32_t submitter_index() {
 #if defined(__CUDA_ARCH__)
-  const std::uint64_t block = blockIdx.x + std::uint64_t{gridDim.x} * (blockIdx.y + std::uint64_t{gridDim.y} * blockIdx.z);
+  const std::uint64_t block =
+      blockIdx.x + std::uint64_t{gridDim.x} * (blockIdx.y + std::uint64_t{gridDim.y} * blockIdx.z);
   const std::uint32_t thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   return static_cast<std::uint32_t>((block * (blockDim.x * blockDim.y * blockDim.z) + thread) / 32);
 #else

@@ -72,16 +72,14 @@ class basic_io_handle : public io::io_state {
   AGIO_HD transaction async_read(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, void* dst) const {
     return submit(spec::opcode::read, dev, lba, blocks, dst);
   }
-  AGIO_HD transaction async_write(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks,
-                                  const void* src) const {
+  AGIO_HD transaction async_write(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, const void* src) const {
     return submit(spec::opcode::write, dev, lba, blocks, const_cast<void*>(src));
   }
   // Byte-addressed forms, for code that thinks in file offsets (as with KvikIO or cuFile):
   // `offset` and `bytes` must be multiples of the device's LBA size (lba_bytes(dev)), else the
   // request is refused with outcome::misaligned and nothing is issued. One request moves at
   // most max_blocks(dev) blocks; read_bytes/write_bytes below split larger ranges.
-  AGIO_HD transaction async_read_bytes(std::uint32_t dev, std::uint64_t offset, std::uint32_t bytes,
-                                       void* dst) const {
+  AGIO_HD transaction async_read_bytes(std::uint32_t dev, std::uint64_t offset, std::uint32_t bytes, void* dst) const {
     return submit_bytes(spec::opcode::read, dev, offset, bytes, dst);
   }
   AGIO_HD transaction async_write_bytes(std::uint32_t dev, std::uint64_t offset, std::uint32_t bytes,
@@ -295,8 +293,8 @@ class basic_io_handle : public io::io_state {
   }
 
   // Refuses a byte-addressed request whose offset or size is not a multiple of the LBA size.
-  AGIO_HD bool misaligned(std::uint32_t dev, spec::opcode op, std::uint64_t offset, std::uint64_t bytes,
-                          void* buffer, transaction& refused) const {
+  AGIO_HD bool misaligned(std::uint32_t dev, spec::opcode op, std::uint64_t offset, std::uint64_t bytes, void* buffer,
+                          transaction& refused) const {
     const std::uint32_t lba = devices[dev].lba_bytes;
     if (offset % lba == 0 && bytes % lba == 0) return false;
     io::failure f{io::failure_cause::misaligned, dev, static_cast<std::uint32_t>(op)};
@@ -331,8 +329,8 @@ class basic_io_handle : public io::io_state {
     // Zero bytes is refused as a request of zero blocks is.
     const std::uint64_t pieces = blocks == 0 ? 1 : (blocks + info.max_blocks - 1) / info.max_blocks;
     if (pieces > ~std::uint32_t{0}) {
-      return wait_until_done(refuse({io::failure_cause::too_many_blocks, dev, static_cast<std::uint32_t>(op), first,
-                                     ~std::uint32_t{0}}));
+      return wait_until_done(
+          refuse({io::failure_cause::too_many_blocks, dev, static_cast<std::uint32_t>(op), first, ~std::uint32_t{0}}));
     }
     return run_windowed(static_cast<std::uint32_t>(pieces), nullptr, [&](std::uint32_t i) {
       const std::uint64_t done = std::uint64_t{i} * info.max_blocks;
@@ -347,8 +345,8 @@ class basic_io_handle : public io::io_state {
   AGIO_HD transaction refuse(io::failure f) const {
     const bool starved = f.cause == io::failure_cause::no_record || f.cause == io::failure_cause::no_queue_entry;
     const outcome why = f.cause == io::failure_cause::misaligned ? outcome::misaligned
-                        : starved                                 ? outcome::no_resources
-                                                                  : outcome::invalid_argument;
+                        : starved                                ? outcome::no_resources
+                                                                 : outcome::invalid_argument;
     f.result = status{why, 0}.pack();
     count_refusal(f.device);
     io::note_first_failure(*this, f);
@@ -411,8 +409,8 @@ class basic_io_handle : public io::io_state {
     }
   }
 
-  AGIO_HD transaction submit(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks,
-                             void* buffer, const completion_signal* signal = nullptr) const {
+  AGIO_HD transaction submit(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, void* buffer,
+                             const completion_signal* signal = nullptr) const {
     const auto opcode = static_cast<std::uint32_t>(op);
     if (dev >= device_count) return refuse({io::failure_cause::no_such_device, dev, opcode, lba, blocks});
     const io::device_info& info = devices[dev];
@@ -439,8 +437,8 @@ class basic_io_handle : public io::io_state {
     return t;
   }
 
-  AGIO_HD transaction claim_and_enqueue(std::uint32_t dev, const spec::command* raw, spec::opcode op,
-                                        std::uint64_t lba, std::uint32_t blocks, void* buffer, std::uint32_t bytes,
+  AGIO_HD transaction claim_and_enqueue(std::uint32_t dev, const spec::command* raw, spec::opcode op, std::uint64_t lba,
+                                        std::uint32_t blocks, void* buffer, std::uint32_t bytes,
                                         const completion_signal* signal) const {
     const io::device_info& info = devices[dev];
     const deadline limit = deadline::after_ns(submit_timeout_ns);
@@ -503,9 +501,9 @@ class basic_io_handle : public io::io_state {
   }
 
   AGIO_HD static void enqueue(const queue::queue_pair& qp, const detail::warp::lane_group& publishers,
-                              std::uint64_t position, const spec::command* raw,
-                              spec::opcode op, const io::device_info& info, std::uint64_t lba, std::uint32_t blocks,
-                              void* buffer, std::uint32_t bytes, std::uint32_t record) {
+                              std::uint64_t position, const spec::command* raw, spec::opcode op,
+                              const io::device_info& info, std::uint64_t lba, std::uint32_t blocks, void* buffer,
+                              std::uint32_t bytes, std::uint32_t record) {
     const std::uint32_t slot = qp.depth.remainder(position);
     const std::uint16_t cid = static_cast<std::uint16_t>(slot);
     qp.cid_to_tx[slot] = record;

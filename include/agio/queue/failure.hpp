@@ -14,8 +14,8 @@ struct failure {
   std::uint32_t opcode = 0;
   std::uint64_t lba = 0;
   std::uint32_t blocks = 0;
-  std::uint32_t result = 0;  // status::pack()
-  std::uint64_t buffer = 0;  // the request's buffer, so the host can say what was wrong with it
+  std::uint32_t result = 0;       // status::pack()
+  std::uint64_t buffer = 0;       // the request's buffer, so the host can say what was wrong with it
   std::uint64_t byte_offset = 0;  // a misaligned byte-addressed request's offset and size
   std::uint64_t byte_count = 0;
 };

@@ -67,12 +67,12 @@ struct alignas(16) deferred_copy {
 
 struct queue_pair {
   // Transport-visible memory (pinned host memory for the proxy, GPU memory for bare NVMe).
-  spec::command* sq;              // depth entries
-  spec::completion* cq;           // cq_depth entries
+  spec::command* sq;     // depth entries
+  spec::completion* cq;  // cq_depth entries
   std::uint32_t* sq_tail_doorbell;
   std::uint32_t* cq_head_doorbell;
-  std::uint64_t* prp_lists;       // depth lists of prp_list_entries each, each inside one page
-  std::uint64_t prp_lists_iova;   // controller-visible address of prp_lists
+  std::uint64_t* prp_lists;      // depth lists of prp_list_entries each, each inside one page
+  std::uint64_t prp_lists_iova;  // controller-visible address of prp_lists
 
   // Proxy transport data path. `bounce` holds one slot of slot_bytes per entry; when
   // `stage_writes` is set, submitters copy write data there before ringing the doorbell. For
@@ -81,23 +81,23 @@ struct queue_pair {
   // host memory (a RAM store), `view` is their address and view_sequences their stripes'
   // sequence words; else both are null.
   std::byte* bounce;
-  declared_buffer* buffers;   // by entry
-  deferred_copy* deferred;    // by entry
+  declared_buffer* buffers;  // by entry
+  deferred_copy* deferred;   // by entry
   std::byte* view;
   std::uint64_t* view_sequences;
   std::uint32_t slot_bytes;
   std::uint32_t stage_writes;
 
   // Submitter and service state (GPU memory).
-  std::uint64_t* states;          // sqe_word per entry; entry i starts as sqe_word(i, sqe_empty)
-  std::uint32_t* cid_to_tx;       // transaction record per entry (cid == entry index)
+  std::uint64_t* states;     // sqe_word per entry; entry i starts as sqe_word(i, sqe_empty)
+  std::uint32_t* cid_to_tx;  // transaction record per entry (cid == entry index)
   sq_control* control;
   cq_poll_state* poll;
 
-  detail::divisor depth;          // submission entries; at most depth - 1 outstanding
-  std::uint32_t cq_depth;         // a multiple of 32, at least depth + 32
+  detail::divisor depth;   // submission entries; at most depth - 1 outstanding
+  std::uint32_t cq_depth;  // a multiple of 32, at least depth + 32
   std::uint32_t prp_list_entries;
-  std::uint32_t qid;              // NVMe queue identifier (1-based per device)
+  std::uint32_t qid;  // NVMe queue identifier (1-based per device)
 };
 
 // A completion queue must hold every outstanding command plus one retirement window, since

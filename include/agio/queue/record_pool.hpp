@@ -19,17 +19,15 @@ AGIO_HD inline void count_available(const io_state& io) {
 
 // Takes a record for a new request: false at once when none is available. A record's next
 // owner writes its fields only after this, so the previous owner's reads of them are done.
-AGIO_HD inline bool take_record(const io_state& io, std::uint32_t& index, std::uint32_t& generation,
-                                deadline limit) {
-  if (detail::fetch_add<detail::scope::device>(io.control->records_available, std::int32_t{-1}, detail::relaxed) <=
-      0) {
+AGIO_HD inline bool take_record(const io_state& io, std::uint32_t& index, std::uint32_t& generation, deadline limit) {
+  if (detail::fetch_add<detail::scope::device>(io.control->records_available, std::int32_t{-1}, detail::relaxed) <= 0) {
     count_available(io);
     return false;
   }
   // One record is ours to find. Scanning from a shared cursor spreads takers over the pool;
   // a record another taker got first sends us on to the next.
-  std::uint32_t i = detail::fetch_add<detail::scope::device>(io.control->tx_cursor, 1u, detail::relaxed) %
-                    io.record_count;
+  std::uint32_t i =
+      detail::fetch_add<detail::scope::device>(io.control->tx_cursor, 1u, detail::relaxed) % io.record_count;
   detail::backoff wait(4'096);
   for (;;) {
     for (std::uint32_t probe = 0; probe < io.record_count; ++probe) {
@@ -68,7 +66,8 @@ AGIO_HD inline void give_back(const io_state& io, transaction_record& rec, std::
 AGIO_HD inline void publish_result(const io_state& io, transaction_record& rec, std::uint32_t packed) {
   // Release pairs with the waiter's acquire (the data and counters precede the result) and
   // with take_record's acquire of an abandoned record.
-  const std::uint64_t before = detail::fetch_or<detail::scope::device>(rec.state, std::uint64_t{packed}, detail::release);
+  const std::uint64_t before =
+      detail::fetch_or<detail::scope::device>(rec.state, std::uint64_t{packed}, detail::release);
   if (record_state::is_abandoned(before)) count_available(io);
 }
 

@@ -60,8 +60,8 @@ inline constexpr unsigned latency_buckets = 40;  // bucket k counts latencies in
 struct shared_counters {
   std::uint64_t submitted;
   std::uint64_t completed;
-  std::uint64_t errors;    // submitted requests that completed with an error
-  std::uint64_t rejected;  // refused before submission
+  std::uint64_t errors;              // submitted requests that completed with an error
+  std::uint64_t rejected;            // refused before submission
   std::uint64_t queue_full_retries;  // sweeps in which a submitter found every queue of the device full
   std::uint64_t bytes;
   std::uint64_t latency[latency_buckets];
@@ -69,26 +69,26 @@ struct shared_counters {
 
 // Why a request failed: it completed with an error, or it was refused before submission.
 enum class failure_cause : std::uint32_t {
-  completed = 0,       // the controller (or the runtime, stopping) answered with the result
+  completed = 0,  // the controller (or the runtime, stopping) answered with the result
   zero_blocks = 1,
   too_many_blocks = 2,  // more than the device's maximum transfer
   no_such_device = 3,
-  no_record = 4,        // every transaction record in use
-  no_queue_entry = 5,   // every queue of the device stayed full for submit_timeout_ms
-  misaligned = 6,       // a byte-addressed request's offset or size is not a multiple of the LBA size
+  no_record = 4,       // every transaction record in use
+  no_queue_entry = 5,  // every queue of the device stayed full for submit_timeout_ms
+  misaligned = 6,      // a byte-addressed request's offset or size is not a multiple of the LBA size
 };
 
 // The first failed request of a run, in host-visible memory so the host can report it while
 // kernels still run.
 struct error_record {
-  std::uint32_t valid;    // 1 once the fields below are written
+  std::uint32_t valid;  // 1 once the fields below are written
   failure_cause cause;
   std::uint32_t device;
   std::uint32_t opcode;
   std::uint64_t lba;
   std::uint32_t blocks;
-  std::uint32_t result;   // status::pack()
-  std::uint64_t buffer;   // the request's buffer (device or host address), 0 for a flush
+  std::uint32_t result;  // status::pack()
+  std::uint64_t buffer;  // the request's buffer (device or host address), 0 for a flush
   // What a misaligned byte-addressed request asked for (lba and blocks are 0 then).
   std::uint64_t byte_offset;
   std::uint64_t byte_count;

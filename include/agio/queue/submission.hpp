@@ -29,7 +29,8 @@ using detail::scope;
 AGIO_HD inline bool claimable(const queue_pair& qp, std::uint64_t p) {
   // Acquire pairs with the service's release when it retires the entry's previous command.
   return detail::load<scope::device>(qp.states[qp.depth.remainder(p)], detail::acquire) == sqe_word(p, sqe_empty) &&
-         detail::load<scope::device>(qp.states[qp.depth.remainder(p + 1)], detail::acquire) == sqe_word(p + 1, sqe_empty);
+         detail::load<scope::device>(qp.states[qp.depth.remainder(p + 1)], detail::acquire) ==
+             sqe_word(p + 1, sqe_empty);
 }
 
 // Claims consecutive submission positions for the lanes of `group` (every lane of it calls this

@@ -28,7 +28,8 @@ __global__ void launch_job_kernel(Job job, std::uint32_t threads) {
 // Runs job(t, threads) for t in [0, threads) and returns the elapsed seconds. On the CPU
 // backend every index is a thread of its own, so keep `threads` to a few dozen there.
 template <class Job>
-double run_job(const runtime& rt, std::uint32_t threads, const Job& job, [[maybe_unused]] std::uint32_t block_threads = 256) {
+double run_job(const runtime& rt, std::uint32_t threads, const Job& job,
+               [[maybe_unused]] std::uint32_t block_threads = 256) {
   const auto start = std::chrono::steady_clock::now();
   if (rt.backend() == backend::gpu) {
 #if defined(__CUDACC__)

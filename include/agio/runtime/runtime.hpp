@@ -36,7 +36,7 @@ enum class backend { automatic, gpu, cpu };
 enum class completion_mode { service, waiters };
 
 struct device_options {
-  std::string uri;               // file:PATH[?...] or ram:SIZE[?...]
+  std::string uri;  // file:PATH[?...] or ram:SIZE[?...]
   std::uint32_t queue_pairs = 4;
   std::uint32_t queue_depth = 256;  // entries per submission queue, 2..4096
 };
@@ -46,8 +46,8 @@ struct runtime_options {
   data_mover mover = data_mover::gpu_warps;
   completion_mode completion = completion_mode::service;
   std::uint32_t max_transfer_bytes = 128 * 1024;  // largest transfer (NVMe MDTS), 4 KiB..2 MiB
-  std::uint32_t controller_threads = 0;  // 0: one per two queue pairs, at most half the cores
-  std::uint32_t service_warps = 0;       // 0: one per queue pair, at most 64 warps (GPU) or 2 threads (CPU)
+  std::uint32_t controller_threads = 0;           // 0: one per two queue pairs, at most half the cores
+  std::uint32_t service_warps = 0;                // 0: one per queue pair, at most 64 warps (GPU) or 2 threads (CPU)
   // Requests that may be in flight (submitted and not yet waited on) at once, over all devices;
   // 88 bytes of device memory each. A request beyond it is refused at once with no_resources.
   // 0: four per queue entry, at least 65536 (5.5 MiB).
@@ -67,14 +67,14 @@ struct runtime_options {
 // What the first failed request of a run was, and how it failed (io_error::request()).
 struct failed_request {
   std::uint32_t device = 0;
-  std::string uri;  // the device's URI; empty when `device` is not attached (no_such_device)
+  std::string uri;                           // the device's URI; empty when `device` is not attached (no_such_device)
   spec::opcode opcode = spec::opcode::read;  // a passthrough command's may be any NVMe opcode
   std::uint64_t lba = 0;
   std::uint32_t blocks = 0;
   std::uint64_t buffer = 0;       // address of the request's buffer (0: none, e.g. a flush)
   std::uint64_t byte_offset = 0;  // what a misaligned byte-addressed request asked for
   std::uint64_t byte_count = 0;
-  agio::status result;            // the outcome; its nvme_status for outcome::nvme_error
+  agio::status result;  // the outcome; its nvme_status for outcome::nvme_error
   // Why it was refused before submission; `completed` when it was submitted and answered
   // with an error.
   io::failure_cause refusal = io::failure_cause::completed;

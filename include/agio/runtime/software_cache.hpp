@@ -154,8 +154,7 @@ struct flush_devices_job {
 
 }  // namespace cache
 
-template <class Policy, class Locks = cache::no_lock_chain, class Shares = cache::no_share_table,
-          class IO = io_handle>
+template <class Policy, class Locks = cache::no_lock_chain, class Shares = cache::no_share_table, class IO = io_handle>
 class software_cache {
  public:
   using handle = cache::cache_handle<Policy, Locks, Shares, IO>;
@@ -245,8 +244,8 @@ class software_cache {
   cache::array_view<T, Policy, Locks, Shares, IO> array() const {
     if (sizeof(T) > handle_.state.line_bytes) {
       throw std::invalid_argument("agio: an array element of " + std::to_string(sizeof(T)) +
-                                  " bytes does not fit in a cache line of " +
-                                  std::to_string(handle_.state.line_bytes) + " bytes");
+                                  " bytes does not fit in a cache line of " + std::to_string(handle_.state.line_bytes) +
+                                  " bytes");
     }
     return {handle_};
   }
@@ -263,10 +262,10 @@ class software_cache {
 
   // Loads blocks [first, first + count) of `dev` into the cache (as far as it holds them).
   void preload(std::uint32_t dev, std::uint64_t first, std::uint64_t count) {
-    const std::uint32_t threads =
-        static_cast<std::uint32_t>(std::min<std::uint64_t>(count, gpu() ? 8192 : 8));
+    const std::uint32_t threads = static_cast<std::uint32_t>(std::min<std::uint64_t>(count, gpu() ? 8192 : 8));
     if (threads == 0) return;
-    run_checked(threads, cache::preload_job<Policy, Locks, Shares, IO>{handle_, dev, first, count, failure_}, "preloading");
+    run_checked(threads, cache::preload_job<Policy, Locks, Shares, IO>{handle_, dev, first, count, failure_},
+                "preloading");
   }
 
   cache_counters counters() const {
@@ -318,9 +317,10 @@ class software_cache {
     // The lines written back are made durable even when another line's write failed.
     std::exception_ptr failed;
     try {
-      run_checked(threads,
-                  cache::clean_job<Policy, Locks, Shares, IO>{handle_, failure_, failed_line_, write_back_attempts_, closing},
-                  "writing back modified lines");
+      run_checked(
+          threads,
+          cache::clean_job<Policy, Locks, Shares, IO>{handle_, failure_, failed_line_, write_back_attempts_, closing},
+          "writing back modified lines");
     } catch (const io_error&) {
       failed = std::current_exception();
     }

@@ -34,11 +34,11 @@ AGIO_HD inline unsigned latency_bucket(std::uint64_t ns) {
 // What retiring one completion entry needs to know, read from the entry and the queue's tables.
 struct entry_to_retire {
   std::uint16_t cid = 0;
-  bool valid = false;             // false: the identifier names no command in flight (ignored)
-  std::uint64_t entry_word = 0;   // the submission entry's state word (ISSUED) when looked up
+  bool valid = false;            // false: the identifier names no command in flight (ignored)
+  std::uint64_t entry_word = 0;  // the submission entry's state word (ISSUED) when looked up
   status result{};
   io::transaction_record* record = nullptr;
-  queue::deferred_copy copy{};    // what to copy, checked by the controller (0 source: nothing)
+  queue::deferred_copy copy{};  // what to copy, checked by the controller (0 source: nothing)
 
   AGIO_HD bool copies() const { return valid && copy.source != 0 && result.ok(); }
 };
@@ -108,7 +108,9 @@ AGIO_HD bool copy_again_until_whole(const queue::queue_pair& qp, const queue::de
 }
 
 // An entry's result when its copy could not be made whole.
-AGIO_HD inline status torn_copy() { return status::from_nvme(spec::make_status(spec::status_type::generic, spec::generic::internal_error)); }
+AGIO_HD inline status torn_copy() {
+  return status::from_nvme(spec::make_status(spec::status_type::generic, spec::generic::internal_error));
+}
 
 // Copies the entry's data to the destination the controller checked, by the whole team. A copy
 // from a store's bytes is checked against the sequences the controller saw; one that a write
@@ -122,7 +124,8 @@ AGIO_HD void copy_out(const queue::queue_pair& qp, entry_to_retire& e) {
     return;
   }
   copy_from_view<Team>(e.copy);
-  const queue::sequence_reading after = queue::read_sequences(qp.view_sequences, stripes_of(qp, e.copy), detail::relaxed);
+  const queue::sequence_reading after =
+      queue::read_sequences(qp.view_sequences, stripes_of(qp, e.copy), detail::relaxed);
   if (Team::from_leader(queue::copy_is_whole(e.copy.check, after))) return;
   if (!copy_again_until_whole<Team>(qp, e.copy)) e.result = torn_copy();
 }
@@ -175,7 +178,7 @@ AGIO_HD inline void finish(const io::io_state& io, const queue::queue_pair& qp, 
 // many named a transaction.
 template <class Team>
 AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_pair& qp, std::uint32_t offset,
-                           std::uint32_t fresh) {
+                                    std::uint32_t fresh) {
 #if defined(__CUDA_ARCH__)
   if constexpr (Team::whole_warp) {
     // Lane k looks up and finishes entry k itself, so the window's bookkeeping (a few
@@ -185,18 +188,18 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
     const detail::warp::lane_group warp = detail::warp::whole_warp();
     const unsigned lane = detail::warp::lane_id();
     entry_to_retire mine;
-    if ((fresh >> lane) & 1u) mine = look_up(io, qp, detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::relaxed));
+    if ((fresh >> lane) & 1u)
+      mine = look_up(io, qp, detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::relaxed));
     // Each lane acquired only its own entry (scan), and the shuffles below carry values, not
     // memory ordering (PTX model): without this barrier a lane could copy another lane's entry
     // from data nothing orders after that entry. __syncwarp orders the memory accesses of the
     // lanes it joins, so every lane's copies now come after every lane's acquire.
     Team::sync();
     const auto from = [&warp](const queue::deferred_copy& c, unsigned owner) {
-      return queue::deferred_copy{
-          detail::warp::from_lane(warp, std::uint64_t{c.source}, owner),
-          detail::warp::from_lane(warp, std::uint64_t{c.destination}, owner),
-          detail::warp::from_lane(warp, std::uint64_t{c.bytes}, owner),
-          detail::warp::from_lane(warp, std::uint64_t{c.check}, owner)};
+      return queue::deferred_copy{detail::warp::from_lane(warp, std::uint64_t{c.source}, owner),
+                                  detail::warp::from_lane(warp, std::uint64_t{c.destination}, owner),
+                                  detail::warp::from_lane(warp, std::uint64_t{c.bytes}, owner),
+                                  detail::warp::from_lane(warp, std::uint64_t{c.check}, owner)};
     };
     const std::uint32_t copying = detail::warp::ballot(warp, mine.copies());
     for (std::uint32_t pending = copying; pending != 0; pending &= pending - 1) {
@@ -284,9 +287,8 @@ template <class Team>
 AGIO_HD std::uint32_t poll_queue_if_free(const io::io_state& io, const queue::queue_pair& qp) {
   std::uint32_t unlocked = 0;
   // Acquire pairs with the previous holder's release: its updates of the polling state are seen.
-  const bool mine = Team::from_leader(
-      Team::is_leader() &&
-      detail::compare_exchange<scope::device>(qp.control->retire_lock, unlocked, 1u, detail::acquire));
+  const bool mine = Team::from_leader(Team::is_leader() && detail::compare_exchange<scope::device>(
+                                                               qp.control->retire_lock, unlocked, 1u, detail::acquire));
   if (!mine) return 0;
   std::uint32_t retired = 0;
   // Keep going while windows fill up, so a waiter retires a burst in one turn.

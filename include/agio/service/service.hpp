@@ -38,7 +38,8 @@ AGIO_HD inline void run(const io::io_state& c, std::uint32_t worker, std::uint32
   detail::backoff idle(1'024);
   for (;;) {
     std::uint32_t retired = 0;
-    for (std::uint32_t q = worker; q < c.queue_pair_count; q += workers) retired += poll_for_mode<warp_team>(c, c.queue_pairs[q]);
+    for (std::uint32_t q = worker; q < c.queue_pair_count; q += workers)
+      retired += poll_for_mode<warp_team>(c, c.queue_pairs[q]);
     const std::uint32_t mode = detail::load<scope::device>(c.control->service_mode, detail::acquire);
     if (mode == io::service_exit) return;
     if (mode == io::service_drain && retired == 0 && drained(c, worker, workers)) return;

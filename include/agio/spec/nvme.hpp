@@ -14,8 +14,8 @@ enum class opcode : std::uint8_t { flush = 0x00, write = 0x01, read = 0x02 };
 
 // Submission queue entry: 16 dwords.
 struct command {
-  std::uint32_t cdw0;   // OPC 7:0, FUSE 9:8, PSDT 15:14, CID 31:16
-  std::uint32_t nsid;   // namespace
+  std::uint32_t cdw0;  // OPC 7:0, FUSE 9:8, PSDT 15:14, CID 31:16
+  std::uint32_t nsid;  // namespace
   std::uint32_t cdw2;
   std::uint32_t cdw3;
   std::uint64_t mptr;   // metadata pointer

@@ -17,13 +17,13 @@ enum class store_op : std::uint8_t { read, write, flush };
 
 struct store_io {
   store_op op = store_op::read;
-  std::uint64_t offset = 0;   // bytes from the start of the store; a multiple of the LBA size
-  std::uint32_t length = 0;   // bytes; a multiple of the LBA size (0 for flush)
+  std::uint64_t offset = 0;  // bytes from the start of the store; a multiple of the LBA size
+  std::uint32_t length = 0;  // bytes; a multiple of the LBA size (0 for flush)
   // Host memory to read into or write from. For a read from a store whose host_view() is not
   // null, nullptr means "account and time the read but copy nothing": the caller takes the
   // data from host_view() itself (zero-copy path of the RAM store).
   std::byte* buffer = nullptr;
-  std::uint64_t tag = 0;      // returned unchanged in the result
+  std::uint64_t tag = 0;  // returned unchanged in the result
 };
 
 struct store_result {
@@ -58,9 +58,9 @@ struct host_memory {
 struct ssd_profile {
   double read_latency_us = 0;
   double write_latency_us = 0;
-  double read_gbps = 0;    // GB/s (10^9 bytes per second)
+  double read_gbps = 0;  // GB/s (10^9 bytes per second)
   double write_gbps = 0;
-  double max_iops = 0;     // commands per second, reads and writes together
+  double max_iops = 0;  // commands per second, reads and writes together
   bool any() const {
     return read_latency_us > 0 || write_latency_us > 0 || read_gbps > 0 || write_gbps > 0 || max_iops > 0;
   }

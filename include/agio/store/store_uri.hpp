@@ -17,7 +17,7 @@ struct store_options {
   std::string uri;  // the URI as given, for error messages and store::uri()
   std::uint32_t lba_bytes = 512;
   std::optional<std::uint64_t> create_bytes;  // file only
-  ssd_profile profile;                         // ram only
+  ssd_profile profile;                        // ram only
   std::vector<fault_injection> faults;
 };
 
