@@ -24,35 +24,12 @@
 #include "harness/backend_option.hpp"
 #include "harness/options.hpp"
 #include "harness/progress.hpp"
+#include "harness/transfer_job.hpp"
 
 namespace agio::tools {
 namespace {
 
 constexpr std::uint64_t window_bytes = 64ull << 20;
-
-// Thread t moves requests t, t + threads, ... of `chunk_lbas` blocks each between `buffer` and
-// blocks [first_lba, first_lba + lbas) of the device, waiting for each; failures are counted.
-template <class IO>
-struct transfer_job {
-  IO io;
-  std::uint32_t dev;
-  std::uint32_t write;
-  std::byte* buffer;
-  std::uint64_t first_lba;
-  std::uint64_t lbas;
-  std::uint32_t chunk_lbas;
-  std::uint32_t* failures;
-  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    const std::uint32_t lba_bytes = io.lba_bytes(dev);
-    for (std::uint64_t first = std::uint64_t{t} * chunk_lbas; first < lbas;
-         first += std::uint64_t{threads} * chunk_lbas) {
-      const auto n = static_cast<std::uint32_t>(lbas - first < chunk_lbas ? lbas - first : chunk_lbas);
-      std::byte* p = buffer + first * lba_bytes;
-      const bool ok = write ? io.write(dev, first_lba + first, n, p).ok() : io.read(dev, first_lba + first, n, p).ok();
-      if (!ok) detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
-    }
-  }
-};
 
 // A runtime with one store attached, device staging of one window and a failure counter.
 class stager {
@@ -87,7 +64,7 @@ class stager {
     const std::uint32_t threads = std::min<std::uint32_t>(requests, rt_.backend() == backend::gpu ? 512 : 8);
     with_io(rt_, [&](const auto& io) {
       run_job(rt_, std::max<std::uint32_t>(threads, 1),
-              transfer_job{io, dev_, write ? 1u : 0u, staging_, first_lba, lbas, chunk, failures_});
+              bench::range_transfer_job{io, dev_, write ? 1u : 0u, staging_, first_lba, lbas, chunk, failures_});
     });
     std::uint32_t failed = 0;
     rt_.copy_to_host(&failed, failures_, sizeof failed);

@@ -20,6 +20,7 @@
 #include "harness/mix.hpp"
 #include "harness/options.hpp"
 #include "harness/registers.hpp"
+#include "harness/transfer_job.hpp"
 #include "harness/timing.hpp"
 
 namespace agio::bench {
@@ -60,28 +61,6 @@ inline std::unique_ptr<runtime> start_runtime(backend want, const std::string& u
 
 inline bool on_gpu(const runtime& rt) { return rt.backend() == backend::gpu; }
 
-// Writes contiguous chunks of a staging buffer to device 0, one synchronous request each.
-template <class IO>
-struct store_write_job {
-  IO io;
-  std::uint32_t dev;
-  const std::byte* staging;
-  std::uint64_t first_lba;
-  std::uint64_t lbas;
-  std::uint32_t chunk_lbas;
-  std::uint32_t* failures;
-  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    const std::uint32_t lba_bytes = io.lba_bytes(dev);
-    for (std::uint64_t first = std::uint64_t{t} * chunk_lbas; first < lbas;
-         first += std::uint64_t{threads} * chunk_lbas) {
-      const auto n = static_cast<std::uint32_t>(lbas - first < chunk_lbas ? lbas - first : chunk_lbas);
-      if (!io.write(dev, first_lba + first, n, staging + first * lba_bytes).ok()) {
-        detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
-      }
-    }
-  }
-};
-
 // Writes `bytes` (rounded up to whole blocks, zero padded) to device `dev` from block
 // `first_block` on; gen(offset, dst, n) produces the bytes [offset, offset + n).
 template <class Gen>
@@ -105,7 +84,7 @@ void write_store(runtime& rt, std::uint64_t first_block, std::uint64_t bytes, Ge
         static_cast<std::uint32_t>(std::min<std::uint64_t>((lbas + chunk - 1) / chunk, on_gpu(rt) ? 1024 : 8));
     const std::uint64_t first_lba = (first_block * block_bytes + done) / lba;
     with_io(rt, [&](const auto& io) {
-      run_job(rt, threads, store_write_job{io, dev, staging, first_lba, lbas, chunk, failures});
+      run_job(rt, threads, range_transfer_job{io, dev, 1u, staging, first_lba, lbas, chunk, failures});
     });
   }
   std::uint32_t failed = 0;
