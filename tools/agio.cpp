@@ -56,15 +56,7 @@ int main(int argc, char** argv) {
        "the end; --file PATH uses and keeps a file of yours.",
        agio::bench::io_bench_main},
       {"bench randrw", "(the same as bench io)", "the former name of bench io", agio::bench::io_bench_main, false},
-      {"soak",
-       "[--quick] " + backend_synopsis +
-           " [--ops N] [--seconds S] [--threads N] [--faults on|off] [--cycles N]\n"
-           "       [--dir DIR] [--json FILE]",
-       "cache soak test against a shadow model\n"
-       "Mixed cache operations from many threads against a shadow model, small and large caches, store\n"
-       "faults, stop/restart cycles; fails on a wrong value, a lost acknowledged write or a fault not\n"
-       "surfaced. Its store files go in DIR (default: the temp directory), each removed after its run.",
-       agio::tools::soak_main},
+      agio::tools::soak_command(agio::tools::run_soak_program),
       {"demo", "[--quick] " + backend_synopsis + " [--mib N] [--dir DIR]",
        "write, read back and verify data in a ram: and a file: store\n"
        "Writes random data to a ram: and a file: store through agio, reads it back in another order,\n"
