@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include <agio/runtime/runtime.hpp>
+#include <agio/agio.hpp>
 
 namespace {
 

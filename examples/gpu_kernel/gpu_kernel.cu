@@ -14,7 +14,7 @@
 
 #include <cuda_runtime.h>
 
-#include <agio/runtime/runtime.hpp>
+#include <agio/agio.hpp>
 
 namespace {
 
