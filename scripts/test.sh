@@ -38,5 +38,5 @@ if [ "${#failed[@]}" -ne 0 ]; then
   printf '== scripts/test.sh FAILED after %d min: %s\n' "$minutes" "$(IFS=';'; echo "${failed[*]}")"
   exit 1
 fi
-echo "== scripts/test.sh passed in ${minutes} min: formatting, installed package and examples, CPU suite" \
+echo "== scripts/test.sh passed in ${minutes} min: layering, formatting, installed package and examples, CPU suite" \
      "under thread and address sanitizers (crash consistency included), fuzzers"
