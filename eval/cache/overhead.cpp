@@ -14,6 +14,7 @@
 #include <random>
 
 #include "agio/cache/policies/clock.hpp"
+#include "agio/portable.hpp"
 #include "agio/runtime/software_cache.hpp"
 #include "cache/cache_bench.hpp"
 #include "cache/whole_cache.hpp"
@@ -74,14 +75,14 @@ struct mean_lines_job {
         const std::uint64_t index = base + std::uint64_t{j} * warps;
         if (index >= lines) break;
         // Lane j's pin, seen by every lane (a whole-warp group led by lane j).
-        const detail::warp::lane_group from_j{0xffffffffu, j};
-        const std::uint32_t held = detail::warp::from_leader(from_j, line);
-        if (!status::unpack(detail::warp::from_leader(from_j, pinned.pack())).ok()) continue;
+        const portable::warp::lane_group from_j{0xffffffffu, j};
+        const std::uint32_t held = portable::warp::from_leader(from_j, line);
+        if (!status::unpack(portable::warp::from_leader(from_j, pinned.pack())).ok()) continue;
         const std::uint64_t count = n - index * per_line < per_line ? n - index * per_line : per_line;
         const auto* f = reinterpret_cast<const float*>(cache.line_data(held));
         for (std::uint64_t k = lane; k < count; k += lanes) s += f[k];
       }
-      detail::warp::sync();  // every lane has read the group's lines before they may be evicted
+      portable::warp::sync();  // every lane has read the group's lines before they may be evicted
       if (pinned.ok()) cache.unpin(line);
     }
     partial[t] = s;

@@ -18,6 +18,7 @@
 #include "agio/cache/policies/direct_mapped.hpp"
 #include "agio/cache/policies/lfu_da.hpp"
 #include "agio/cache/policies/s3_fifo.hpp"
+#include "agio/portable.hpp"
 #include "agio/runtime/software_cache.hpp"
 #include "cache/cache_bench.hpp"
 #include "harness/bench_common.hpp"
@@ -109,7 +110,7 @@ struct trace_job {
       }
     }
     sums[t] = sum;
-    if (failed != 0) detail::fetch_add<detail::scope::device>(*failures, failed, detail::relaxed);
+    if (failed != 0) portable::fetch_add<portable::scope::device>(*failures, failed, portable::relaxed);
   }
 };
 

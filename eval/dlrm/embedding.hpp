@@ -158,7 +158,7 @@ struct gather_job {
     for (std::uint32_t i = t; i < lookups; i += threads) {
       std::uint64_t held = 0;
       if (!rows.acquire(map.block_of(i), held).ok()) {
-        detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+        portable::fetch_add<portable::scope::device>(*failures, 1u, portable::relaxed);
         continue;
       }
       copy_row(rows.data(held) + map.offset_in_block(i), t_matrix + map.destination(i), map.dim);
@@ -193,7 +193,7 @@ struct prefetch_job {
     for (std::uint32_t i = t; i < lookups; i += threads) {
       const std::uint64_t g = map.block_of(i);
       if (!cache.prefetch(stripes.device_of(g), stripes.block_on_device(g)).ok()) {
-        detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+        portable::fetch_add<portable::scope::device>(*failures, 1u, portable::relaxed);
       }
     }
   }

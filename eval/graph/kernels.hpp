@@ -55,12 +55,12 @@ struct cached_source {
 template <class Reader>
 AGIO_HD bool bfs_visit(Reader& col, std::uint64_t first, std::uint64_t end, std::uint32_t* levels,
                        std::uint32_t level) {
-  using detail::scope;
+  using portable::scope;
   bool marked = false;
   for (std::uint64_t e = first; e < end; ++e) {
     const std::uint32_t u = col.at(e);
-    if (detail::load<scope::device>(levels[u], detail::relaxed) == unvisited) {
-      detail::store<scope::device>(levels[u], level + 1, detail::relaxed);
+    if (portable::load<scope::device>(levels[u], portable::relaxed) == unvisited) {
+      portable::store<scope::device>(levels[u], level + 1, portable::relaxed);
       marked = true;
     }
   }
@@ -77,12 +77,12 @@ struct bfs_job {
   std::uint32_t n;
   std::uint32_t level;
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    using detail::scope;
+    using portable::scope;
     auto cols = col.reader();
     for (std::uint32_t v = t; v < n; v += threads) {
-      if (detail::load<scope::device>(levels[v], detail::relaxed) != level) continue;
+      if (portable::load<scope::device>(levels[v], portable::relaxed) != level) continue;
       if (bfs_visit(cols, row[v], row[v + 1], levels, level))
-        detail::store<scope::device>(*changed, 1u, detail::relaxed);
+        portable::store<scope::device>(*changed, 1u, portable::relaxed);
     }
   }
 };
@@ -148,26 +148,26 @@ struct cc_job {
   // Atomic minimum. Lock-free: an exchange fails only because another thread lowered the label,
   // which a label can do only finitely often.
   AGIO_HD static bool lower(std::uint32_t& label, std::uint32_t to) {
-    std::uint32_t seen = detail::load<detail::scope::device>(label, detail::relaxed);
+    std::uint32_t seen = portable::load<portable::scope::device>(label, portable::relaxed);
     while (to < seen) {
-      if (detail::compare_exchange<detail::scope::device>(label, seen, to, detail::relaxed)) return true;
+      if (portable::compare_exchange<portable::scope::device>(label, seen, to, portable::relaxed)) return true;
     }
     return false;
   }
 
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    using detail::scope;
+    using portable::scope;
     auto cols = col.reader();
     for (std::uint32_t v = t; v < n; v += threads) {
       bool lowered = false;
       for (std::uint64_t e = row[v]; e < row[v + 1]; ++e) {
         const std::uint32_t u = cols.at(e);
-        const std::uint32_t mine = detail::load<scope::device>(labels[v], detail::relaxed);
-        const std::uint32_t theirs = detail::load<scope::device>(labels[u], detail::relaxed);
+        const std::uint32_t mine = portable::load<scope::device>(labels[v], portable::relaxed);
+        const std::uint32_t theirs = portable::load<scope::device>(labels[u], portable::relaxed);
         if (theirs < mine) lowered = lower(labels[v], theirs) || lowered;
         if (mine < theirs) lowered = lower(labels[u], mine) || lowered;
       }
-      if (lowered) detail::store<scope::device>(*changed, 1u, detail::relaxed);
+      if (lowered) portable::store<scope::device>(*changed, 1u, portable::relaxed);
     }
   }
 };

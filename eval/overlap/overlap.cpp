@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "agio/portable.hpp"
 #include "agio/runtime/launch.hpp"
 #include "harness/bench_common.hpp"
 #include "harness/controller_time.hpp"
@@ -106,7 +107,7 @@ struct overlap_job {
       phase_ns[2 * t] = issuing_ns;
       phase_ns[2 * t + 1] = waiting_ns;
     }
-    if (failed != 0) detail::fetch_add<detail::scope::device>(*failures, failed, detail::relaxed);
+    if (failed != 0) portable::fetch_add<portable::scope::device>(*failures, failed, portable::relaxed);
   }
 };
 

@@ -29,7 +29,7 @@ namespace agio::bench {
 AGIO_HD inline std::uint32_t pattern_word(std::uint64_t i) { return static_cast<std::uint32_t>(mix64(i + 1)); }
 
 // Threads that act like the lanes of one warp: 32 on the GPU, 1 on CPU threads.
-AGIO_HD constexpr std::uint32_t warp_lanes() { return detail::on_device() ? 32 : 1; }
+AGIO_HD constexpr std::uint32_t warp_lanes() { return portable::on_device() ? 32 : 1; }
 
 inline constexpr std::uint32_t block_bytes = 4096;  // store LBA = cache line = 4 KiB
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "agio/io/io_handle.hpp"
+#include "agio/portable.hpp"
 
 namespace agio::bench {
 
@@ -33,7 +34,7 @@ struct chunk_job {
                       : io.async_read(device, std::uint64_t{c} * blocks, blocks, p);
       if (n == in_flight || i + threads >= chunks) {
         for (std::uint32_t k = 0; k < n; ++k) {
-          if (!io.wait(tx[k]).ok()) detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+          if (!io.wait(tx[k]).ok()) portable::fetch_add<portable::scope::device>(*failures, 1u, portable::relaxed);
         }
         n = 0;
       }

@@ -24,6 +24,7 @@
 
 #include "agio/cache/array_view.hpp"
 #include "agio/cache/cache.hpp"
+#include "agio/portable.hpp"
 #include "harness/mix.hpp"
 
 namespace agio::bench {
@@ -139,7 +140,7 @@ struct shadow_job {
     worker w{*this,       t, buffers + std::uint64_t{t} * shadow_shape::words_per_block, 0x5eedull + t + first_stamp,
              first_stamp, {}};
     for (std::uint64_t op = 0; op < shape.ops_per_thread; ++op) {
-      if (detail::load<detail::scope::device>(failure->count, detail::relaxed) != 0) break;
+      if (portable::load<portable::scope::device>(failure->count, portable::relaxed) != 0) break;
       w.step();
     }
     tallies[t] = w.tally;
@@ -161,7 +162,7 @@ struct shadow_job {
     }
 
     AGIO_HD void fail(shadow_step step, status s, std::uint64_t word, std::uint32_t seen, std::uint32_t expected) {
-      if (detail::fetch_add<detail::scope::device>(job.failure->count, 1u, detail::relaxed) != 0) return;
+      if (portable::fetch_add<portable::scope::device>(job.failure->count, 1u, portable::relaxed) != 0) return;
       // Only this thread writes the rest; it is read after the job ends.
       job.failure->thread = id;
       job.failure->step = step;

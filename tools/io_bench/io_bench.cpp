@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "agio/portable.hpp"
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "agio/store/store.hpp"
@@ -79,7 +80,7 @@ struct random_io_job {
                       : io.async_read(dev, unit * unit_blocks, unit_blocks, slot);
       }
       for (std::uint32_t k = 0; k < batch; ++k) {
-        if (!io.wait(tx[k]).ok()) detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+        if (!io.wait(tx[k]).ok()) portable::fetch_add<portable::scope::device>(*failures, 1u, portable::relaxed);
       }
     }
   }
