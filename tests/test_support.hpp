@@ -118,6 +118,25 @@ inline runtime_options cpu_options() {
   return o;
 }
 
+// A cache between accesses: no line pinned, BUSY or CLEANING.
+template <class Cache>
+void expect_nothing_held(const Cache& cache) {
+  const cache_audit a = cache.audit();
+  EXPECT_EQ(a.live_pins, 0u);
+  EXPECT_EQ(a.busy, 0u);
+  EXPECT_EQ(a.cleaning, 0u);
+}
+
+// What rt.check() throws; an io_error without a request when it throws nothing.
+inline io_error check_error(const runtime& rt) {
+  try {
+    rt.check();
+  } catch (const io_error& e) {
+    return e;
+  }
+  return io_error("check() threw nothing");
+}
+
 // Reads `blocks` 4 KiB blocks of device 0 straight from storage, around any cache.
 inline std::vector<std::uint64_t> read_storage(runtime& rt, std::uint64_t blocks) {
   std::vector<std::uint64_t> out(blocks * 512);

@@ -19,7 +19,7 @@
 #include "harness/json.hpp"
 #include "harness/options.hpp"
 #include "harness/scoped_file.hpp"
-#include "harness/shadow_run.hpp"
+#include "harness/shadow_runs.hpp"
 
 namespace agio::tools {
 namespace {

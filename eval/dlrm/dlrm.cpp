@@ -348,6 +348,21 @@ void gather_rows(executor& ex, device_point& p, const table_layout& layout, cons
                                              p.buffers.t, p.failures});
 }
 
+// A host-driven mode's timed run: batch 0 read before the clock starts, then the host reads
+// batch b + 1 into one set while the GPU computes batch b from the other. `what` names the
+// mode in the message of a CUDA error.
+template <class Read, class Compute>
+mode_run run_pipelined(executor& ex, device_point& p, double_buffer<batch_set>& buffers, const Read& read_batch,
+                       const Compute& compute_batch, const char* what) {
+  mode_run r;
+  p.clear_failures();
+  read_batch(0, buffers.refill(0, what));
+  r.seconds = ex.timed([&] { buffers.run(p.batches, compute_batch, read_batch, what); });
+  r.failures = p.failed();
+  r.probabilities = p.probabilities();
+  return r;
+}
+
 // The CPU-driven pipeline (GPU only): the host reads batch b + 1 while the GPU works on b.
 // A set is released once its pinned buffers have been copied in.
 mode_run run_cpu_pipeline(executor& ex, runtime& rt, device_point& p, const table_layout& layout,
@@ -371,13 +386,7 @@ mode_run run_cpu_pipeline(executor& ex, runtime& rt, device_point& p, const tabl
     forward(ex.ops(), p.shape, p.buffers, p.dense + std::size_t{b} * p.batch * p.shape.dense, p.batch,
             p.outputs + std::size_t{b} * p.batch);
   };
-  mode_run r;
-  p.clear_failures();
-  read_batch(0, buffers.refill(0, "CPU pipeline copy"));
-  r.seconds = ex.timed([&] { buffers.run(p.batches, compute_batch, read_batch, "CPU pipeline copy"); });
-  r.failures = p.failed();
-  r.probabilities = p.probabilities();
-  return r;
+  return run_pipelined(ex, p, buffers, read_batch, compute_batch, "CPU pipeline copy");
 }
 
 // The cufile mode (GPU only): the host reads batch b + 1's blocks with cuFile straight into one
@@ -411,13 +420,7 @@ mode_run run_cufile(executor& ex, runtime& rt, device_point& p, const table_layo
     forward(ex.ops(), p.shape, p.buffers, p.dense + std::size_t{b} * p.batch * p.shape.dense, p.batch,
             p.outputs + std::size_t{b} * p.batch);
   };
-  mode_run r;
-  p.clear_failures();
-  read_batch(0, buffers.refill(0, "cufile mode: gather"));
-  r.seconds = ex.timed([&] { buffers.run(p.batches, compute_batch, read_batch, "cufile mode: gather"); });
-  r.failures = p.failed();
-  r.probabilities = p.probabilities();
-  return r;
+  return run_pipelined(ex, p, buffers, read_batch, compute_batch, "cufile mode: gather");
 }
 #endif
 

@@ -8,6 +8,7 @@
 #include "agio/cache/policies/lfu_da.hpp"
 #include "agio/cache/share_table.hpp"
 #include "cache_shadow.hpp"
+#include "harness/shadow_runs.hpp"
 #include "test_support.hpp"
 
 namespace agio::test {

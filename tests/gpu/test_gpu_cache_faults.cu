@@ -31,6 +31,7 @@ runtime_options gpu_options(std::uint32_t wait_ms) {
 }
 
 using test::bump;
+using test::expect_nothing_held;
 using test::pattern;
 using test::pattern_job;
 template <class IO>
@@ -76,14 +77,6 @@ struct failing_block_job {
   }
 };
 
-template <class Cache>
-void expect_nothing_held(const Cache& cache) {
-  const cache_audit a = cache.audit();
-  EXPECT_EQ(a.live_pins, 0u);
-  EXPECT_EQ(a.busy, 0u);
-  EXPECT_EQ(a.cleaning, 0u);
-}
-
 template <class T>
 T* device_zeroed(runtime& rt) {
   auto* p = static_cast<T*>(rt.allocate_device(sizeof(T)));
@@ -99,16 +92,26 @@ T from_device(runtime& rt, const T* p) {
   return value;
 }
 
+// A 4-line clock cache on rt's device 0 whose first `blocks` blocks were written with
+// pattern(i) through it (failures counted in *failures) and flushed; body(cache, io) goes on.
+template <class Body>
+void on_patterned_cache(runtime& rt, std::uint32_t blocks, std::uint32_t* failures, Body&& body) {
+  with_io(rt, [&](const auto& io) {
+    using IO = std::decay_t<decltype(io)>;
+    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, IO> cache(rt, {4 * 4096, 4096, 4});
+    run_job(rt, 256, pattern_job<IO>{cache.template array<std::uint32_t>(), blocks, failures});
+    cache.flush();
+    body(cache, io);
+  });
+}
+
 TEST(GpuCacheFaults, FailedFillNeverServesAnotherBlock) {
   runtime rt(gpu_options(10'000));
   rt.attach(device_options{"ram:64K?lba=4096&fault=eio@8", 4, 32});
   rt.start();
   auto* counts = device_zeroed<fault_counts>(rt);
-  with_io(rt, [&](const auto& io) {
+  on_patterned_cache(rt, 8, &counts->good_failures, [&](auto& cache, const auto& io) {
     using IO = std::decay_t<decltype(io)>;
-    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, IO> cache(rt, {4 * 4096, 4096, 4});
-    run_job(rt, 256, pattern_job<IO>{cache.template array<std::uint32_t>(), 8, &counts->good_failures});
-    cache.flush();
     run_job(rt, 9 * 32, failing_block_job<IO>{cache.template array<std::uint32_t>(), counts, 64});
     expect_nothing_held(cache);
   });
@@ -154,11 +157,8 @@ TEST(GpuCacheFaults, RequestersGivingUpLeaveNoPinOnTheNextFill) {
   rt.attach(device_options{"ram:64K?lba=4096&fault=eio@8", 4, 32});
   rt.start();
   auto* counts = device_zeroed<fault_counts>(rt);
-  with_io(rt, [&](const auto& io) {
+  on_patterned_cache(rt, 8, &counts->good_failures, [&](auto& cache, const auto& io) {
     using IO = std::decay_t<decltype(io)>;
-    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, IO> cache(rt, {4 * 4096, 4096, 4});
-    run_job(rt, 256, pattern_job<IO>{cache.template array<std::uint32_t>(), 8, &counts->good_failures});
-    cache.flush();
     run_job(rt, 256, impatient_job<IO>{cache.device(), counts, 256});
     // Fills of requesters that gave up may still be landing.
     for (const auto until = clock_type::now() + 2s; cache.audit().busy != 0 && clock_type::now() < until;) {
@@ -202,11 +202,8 @@ TEST(GpuCacheFaults, FailedWriteBackKeepsItsDataAndIsNoVictim) {
   auto* results = static_cast<std::uint32_t*>(rt.allocate_device(3 * sizeof(std::uint32_t)));
   const std::uint32_t zero[3] = {};
   rt.copy_to_device(results, zero, sizeof zero);
-  with_io(rt, [&](const auto& io) {
+  on_patterned_cache(rt, 5, results, [&](auto& cache, const auto& io) {
     using IO = std::decay_t<decltype(io)>;
-    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, IO> cache(rt, {4 * 4096, 4096, 4});
-    run_job(rt, 256, pattern_job<IO>{cache.template array<std::uint32_t>(), 5, results});
-    cache.flush();
     cache.reset_counters();
     run_job(rt, 1, failed_write_back_job<IO>{cache.device(), 100, results});
     EXPECT_LE(cache.counters().write_backs, 1u);

@@ -15,6 +15,7 @@
 #include "agio/runtime/runtime.hpp"
 #include "agio/spec/prp.hpp"
 #include "agio/spec/status.hpp"
+#include "passthrough_fixture.hpp"
 #include "test_support.hpp"
 
 namespace agio {
@@ -32,9 +33,7 @@ std::string mover_name(const ::testing::TestParamInfo<data_mover>& info) {
   return info.param == data_mover::gpu_warps ? "GpuWarps" : "CopyEngine";
 }
 
-std::vector<std::byte> filled(std::size_t bytes, std::uint8_t value) {
-  return std::vector<std::byte>(bytes, std::byte{value});
-}
+using test::filled;
 
 // One thread submits one raw command and records its status.
 template <class IO>
@@ -62,41 +61,22 @@ struct typed_job {
   }
 };
 
-class GpuPassthrough : public ::testing::TestWithParam<data_mover> {
+class GpuPassthrough : public ::testing::TestWithParam<data_mover>, protected test::passthrough_fixture {
  protected:
-  static constexpr std::uint32_t block = 4096;
-  static constexpr std::uint64_t lba = 8;
-
   void SetUp() override {
-    rt = std::make_unique<runtime>(gpu_options(GetParam()));
-    rt->attach(device_options{"ram:1M?lba=4096", 1, 8});
-    rt->start();
-    buffer = static_cast<std::byte*>(rt->allocate_device(4 * block));
-    other = static_cast<std::byte*>(rt->allocate_device(4 * block));
+    open(gpu_options(GetParam()));
     result = static_cast<std::uint32_t*>(rt->allocate_device(4));
     unregistered = static_cast<std::byte*>(rt->allocate_device(block));
     rt->unregister_memory(unregistered);
-    stored = test::random_bytes(block, 41);
-    put(buffer, stored);
-    ASSERT_TRUE(typed(true, buffer).ok());
-    put(buffer, filled(4 * block, 0xb1));
-    put(other, filled(4 * block, 0x07));
+    store_known_block();
   }
 
-  void put(std::byte* device, const std::vector<std::byte>& bytes) {
-    rt->copy_to_device(device, bytes.data(), bytes.size());
-  }
-  std::vector<std::byte> get(const std::byte* device, std::size_t bytes) {
-    std::vector<std::byte> out(bytes);
-    rt->copy_to_host(out.data(), device, bytes);
-    return out;
-  }
   status outcome_of() {
     std::uint32_t word = 0;
     rt->copy_to_host(&word, result, 4);
     return status::unpack(word);
   }
-  status typed(bool write, std::byte* where) {
+  status typed(bool write, std::byte* where) override {
     with_io(*rt, [&](const auto& io) {
       run_job(*rt, 1, typed_job<std::decay_t<decltype(io)>>{io, write, lba, where, result});
     });
@@ -114,18 +94,9 @@ class GpuPassthrough : public ::testing::TestWithParam<data_mover> {
     });
     return outcome_of();
   }
-  std::vector<std::byte> on_store() {
-    std::byte* scratch = buffer + 3 * block;
-    EXPECT_TRUE(typed(false, scratch).ok());
-    return get(scratch, block);
-  }
 
-  std::unique_ptr<runtime> rt;
-  std::byte* buffer = nullptr;
-  std::byte* other = nullptr;
   std::byte* unregistered = nullptr;
   std::uint32_t* result = nullptr;
-  std::vector<std::byte> stored;
 };
 
 TEST_P(GpuPassthrough, WriteWithoutABufferIsRefused) {

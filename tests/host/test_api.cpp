@@ -69,15 +69,7 @@ class Api : public ::testing::TestWithParam<completion_mode> {
   std::uint64_t submitted() const { return rt->counters()[0].submitted; }
   std::uint64_t rejected() const { return rt->counters()[0].rejected; }
 
-  // What check() throws, or an io_error that says nothing was thrown.
-  io_error checked() const {
-    try {
-      rt->check();
-    } catch (const io_error& e) {
-      return e;
-    }
-    return io_error("check() threw nothing");
-  }
+  io_error checked() const { return test::check_error(*rt); }
 
   std::unique_ptr<runtime> rt;
   std::uint64_t capacity = 0;

@@ -22,6 +22,7 @@ namespace {
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 using test::cpu_options;
+using test::expect_nothing_held;
 using test::run_threads;
 
 constexpr std::uint32_t pattern(std::uint64_t element) { return static_cast<std::uint32_t>(element * 7 + 3); }
@@ -41,14 +42,6 @@ runtime_options options_with(completion_mode mode, std::uint32_t wait_ms) {
   o.completion = mode;
   o.wait_timeout_ms = wait_ms;
   return o;
-}
-
-template <class Cache>
-void expect_nothing_held(const Cache& cache) {
-  const cache_audit a = cache.audit();
-  EXPECT_EQ(a.live_pins, 0u);
-  EXPECT_EQ(a.busy, 0u);
-  EXPECT_EQ(a.cleaning, 0u);
 }
 
 // Three threads read a block whose every read fails while six walk eight good blocks of the

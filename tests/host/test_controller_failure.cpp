@@ -42,15 +42,7 @@ class ControllerFailure : public ::testing::TestWithParam<completion_mode> {
     return with_io(*rt, std::forward<Body>(body));
   }
 
-  // What check() throws; one without a request when it throws nothing.
-  io_error checked() const {
-    try {
-      rt->check();
-    } catch (const io_error& e) {
-      return e;
-    }
-    return io_error("check() threw nothing");
-  }
+  io_error checked() const { return test::check_error(*rt); }
 
   struct stop_outcome {
     std::uint64_t elapsed_ms = 0;

@@ -12,6 +12,7 @@
 
 #include "agio/runtime/runtime.hpp"
 #include "agio/spec/status.hpp"
+#include "passthrough_fixture.hpp"
 #include "test_support.hpp"
 
 namespace agio {
@@ -36,54 +37,23 @@ runtime_options options_for(const path_config& config) {
   return opt;
 }
 
-std::vector<std::byte> filled(std::size_t bytes, std::uint8_t value) {
-  return std::vector<std::byte>(bytes, std::byte{value});
-}
+using test::filled;
 
-class Passthrough : public ::testing::TestWithParam<path_config> {
+class Passthrough : public ::testing::TestWithParam<path_config>, protected test::passthrough_fixture {
  protected:
-  static constexpr std::uint32_t block = 4096;
-  static constexpr std::uint64_t lba = 8;
-
   void SetUp() override {
-    rt = std::make_unique<runtime>(options_for(GetParam()));
-    rt->attach(device_options{"ram:1M?lba=4096", 1, 8});
-    rt->start();
-    // Page-aligned, so one block is one PRP entry.
-    buffer = static_cast<std::byte*>(rt->allocate_device(4 * block));
-    other = static_cast<std::byte*>(rt->allocate_device(4 * block));
-    stored = test::random_bytes(block, 41);
-    put(buffer, stored);
-    ASSERT_TRUE(with_io(*rt, [&](const auto& io) { return io.write(0, lba, 1, buffer); }).ok());
-    // Every queue slot's bounce slot now holds what a typed write staged last.
-    put(buffer, filled(4 * block, 0xb1));
-    put(other, filled(4 * block, 0x07));
+    open(options_for(GetParam()));
+    store_known_block();
   }
 
-  void put(std::byte* device, const std::vector<std::byte>& bytes) {
-    rt->copy_to_device(device, bytes.data(), bytes.size());
-  }
-  std::vector<std::byte> get(const std::byte* device, std::size_t bytes) {
-    std::vector<std::byte> out(bytes);
-    rt->copy_to_host(out.data(), device, bytes);
-    return out;
+  status typed(bool write, std::byte* where) override {
+    return with_io(*rt, [&](const auto& io) { return write ? io.write(0, lba, 1, where) : io.read(0, lba, 1, where); });
   }
   status raw(spec::opcode op, std::uint64_t prp1, void* user_buffer, std::uint32_t bytes) {
     const auto cmd = spec::make_rw(op, 0, 1, lba, 1, prp1, 0);
     return with_io(*rt, [&](const auto& io) { return io.wait(io.async_passthrough(0, cmd, user_buffer, bytes)); });
   }
   static std::uint64_t iova(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
-  // What the store holds at `lba`, read through a fresh typed read.
-  std::vector<std::byte> on_store() {
-    std::byte* scratch = buffer + 3 * block;
-    EXPECT_TRUE(with_io(*rt, [&](const auto& io) { return io.read(0, lba, 1, scratch); }).ok());
-    return get(scratch, block);
-  }
-
-  std::unique_ptr<runtime> rt;
-  std::byte* buffer = nullptr;
-  std::byte* other = nullptr;
-  std::vector<std::byte> stored;
 };
 
 TEST_P(Passthrough, WriteWithoutABufferIsRefused) {

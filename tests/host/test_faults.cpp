@@ -31,15 +31,7 @@ class Faults : public ::testing::Test {
     buffer = static_cast<std::byte*>(rt->allocate_device(64 * 1024));
   }
   const io_handle& io() const { return rt->io(); }
-  // What check() throws; one without a request when it throws nothing.
-  io_error checked() const {
-    try {
-      rt->check();
-    } catch (const io_error& e) {
-      return e;
-    }
-    return io_error("check() threw nothing");
-  }
+  io_error checked() const { return test::check_error(*rt); }
 
   std::unique_ptr<runtime> rt;
   std::byte* buffer = nullptr;

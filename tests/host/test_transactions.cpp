@@ -73,15 +73,7 @@ struct fixture {
     return "";
   }
 
-  // What check() throws; one without a request when it throws nothing.
-  io_error checked() const {
-    try {
-      rt.check();
-    } catch (const io_error& e) {
-      return e;
-    }
-    return io_error("check() threw nothing");
-  }
+  io_error checked() const { return test::check_error(rt); }
 };
 
 runtime_options options(completion_mode mode) {

@@ -175,81 +175,109 @@ inline std::uint64_t store_errors(const runtime& rt) {
   return errors;
 }
 
-// One phase: a runtime and a cache on the file, `rounds` job runs each followed by a flush.
-// Returns whether the phase's last flush succeeded.
-template <class Policy, class Shares>
-bool run_phase(const shadow_config& config, std::uint32_t phase, std::uint32_t& first_stamp,
-               std::vector<std::uint32_t>& flushed, std::vector<std::uint32_t>& newest, shadow_report& report) {
+// A phase's device memory: the model, each thread's buffer, the first failure and the tallies.
+struct phase_memory {
+  std::uint32_t* truth = nullptr;
+  std::uint32_t* buffers = nullptr;
+  shadow_failure* failure = nullptr;
+  shadow_tally* tallies = nullptr;
+};
+
+// The model and counts a phase carries from round to round.
+struct phase_progress {
+  std::uint32_t& first_stamp;
+  std::vector<std::uint32_t>& flushed;
+  std::vector<std::uint32_t>& newest;
+  shadow_report& report;
+};
+
+// A phase's rounds through a cache on the started runtime `rt`, whose I/O handle is `io`.
+// Returns whether the last flush succeeded. Its own template, one per I/O handle type, because
+// each instantiation compiles the shadow job into a kernel, which takes nvcc minutes:
+// shadow_runs.hpp names the instantiations compiled once, in translation units of their own.
+template <class Policy, class Shares, class IO>
+bool run_rounds(runtime& rt, const IO& io, const shadow_config& config, std::uint32_t phase, const phase_memory& m,
+                const phase_progress& p) {
   const shadow_shape& shape = config.shape;
   constexpr std::uint32_t line_bytes = shadow_shape::line_bytes;
+  const std::uint64_t model_bytes = p.newest.size() * 4;
+  const std::uint32_t lines = config.cache_lines[phase % config.cache_lines.size()];
+  software_cache<Policy, cache::no_lock_chain, Shares, IO> cache(
+      rt, {std::size_t{lines} * line_bytes, line_bytes, config.ways, config.share_slots});
+  auto hurried = cache.device();
+  hurried.wait_timeout_ns = config.hurried_ns;
+  const std::uint64_t block = shape.shared_blocks - 1;
+  shadow_report& report = p.report;
+  bool flushed_last = false;
+  for (std::uint32_t round = 0; round < config.rounds; ++round) {
+    const shadow_failure none{};
+    rt.copy_to_device(m.failure, &none, sizeof none);
+    run_job(rt, shape.threads,
+            shadow_job<Policy, Shares, IO>{cache.device(), hurried, config.hurry_every, shape, p.first_stamp,
+                                           config.faults.failing_block ? block : no_block, m.truth, m.buffers,
+                                           m.failure, m.tallies});
+    p.first_stamp += static_cast<std::uint32_t>(shape.ops_per_thread);
+    shadow_failure first{};
+    rt.copy_to_host(&first, m.failure, sizeof first);
+    std::vector<shadow_tally> t(shape.threads);
+    rt.copy_to_host(t.data(), m.tallies, t.size() * sizeof(shadow_tally));
+    for (const shadow_tally& one : t) report.tally += one;
+    rt.copy_to_host(p.newest.data(), m.truth, model_bytes);
+    const std::string where = "phase " + std::to_string(phase) + ", round " + std::to_string(round) + ": ";
+    if (first.count != 0) {
+      report.wrong_values += first.count;
+      report.problem(where + first.describe());
+    }
+    const std::uint64_t stuck = lines_stuck_after(rt, cache, io, std::chrono::seconds(5));
+    if (stuck != 0) {
+      report.stuck_lines += stuck;
+      report.problem(where + std::to_string(stuck) + " lines left pinned, BUSY or CLEANING");
+    }
+    ++report.flushes;
+    try {
+      cache.flush();
+      p.flushed = p.newest;
+      flushed_last = true;
+      const cache_audit after = cache.audit();
+      if (after.modified + after.failed != 0) {
+        report.stuck_lines += after.modified + after.failed;
+        report.problem(where + "a flush succeeded but left lines MODIFIED or FAILED");
+      }
+    } catch (const io_error&) {
+      ++report.failed_flushes;
+      flushed_last = false;
+    }
+  }
+  const cache_counters c = cache.counters();
+  report.counters += c;
+  report.surfaced_faults += c.fill_failures + c.write_back_failures;
+  report.injected_faults += store_errors(rt);
+  return flushed_last;
+}
+
+// One phase: a runtime on the file with the phase's faults, its rounds, and the runtime's stop.
+// Returns whether the phase's last flush succeeded.
+template <class Policy, class Shares>
+bool run_phase(const shadow_config& config, std::uint32_t phase, const phase_progress& p) {
   const bool last = phase + 1 == config.phases;
   runtime rt(config.options);
   rt.attach(device_options{fault_uri(config, phase, last), config.queue_pairs, config.queue_depth});
   rt.start();
-  const std::uint64_t model_bytes = newest.size() * 4;
-  auto* truth = static_cast<std::uint32_t*>(rt.allocate_device(model_bytes));
-  auto* buffers = static_cast<std::uint32_t*>(rt.allocate_device(std::size_t{shape.threads} * line_bytes));
-  auto* failure = static_cast<shadow_failure*>(rt.allocate_device(sizeof(shadow_failure)));
-  auto* tallies = static_cast<shadow_tally*>(rt.allocate_device(shape.threads * sizeof(shadow_tally)));
-  rt.copy_to_device(truth, newest.data(), model_bytes);
-  bool flushed_last = false;
-  with_io(rt, [&](const auto& io) {
-    using IO = std::decay_t<decltype(io)>;
-    const std::uint32_t lines = config.cache_lines[phase % config.cache_lines.size()];
-    software_cache<Policy, cache::no_lock_chain, Shares, IO> cache(
-        rt, {std::size_t{lines} * line_bytes, line_bytes, config.ways, config.share_slots});
-    auto hurried = cache.device();
-    hurried.wait_timeout_ns = config.hurried_ns;
-    const std::uint64_t block = shape.shared_blocks - 1;
-    for (std::uint32_t round = 0; round < config.rounds; ++round) {
-      const shadow_failure none{};
-      rt.copy_to_device(failure, &none, sizeof none);
-      run_job(rt, shape.threads,
-              shadow_job<Policy, Shares, IO>{cache.device(), hurried, config.hurry_every, shape, first_stamp,
-                                             config.faults.failing_block ? block : no_block, truth, buffers, failure,
-                                             tallies});
-      first_stamp += static_cast<std::uint32_t>(shape.ops_per_thread);
-      shadow_failure first{};
-      rt.copy_to_host(&first, failure, sizeof first);
-      std::vector<shadow_tally> t(shape.threads);
-      rt.copy_to_host(t.data(), tallies, t.size() * sizeof(shadow_tally));
-      for (const shadow_tally& one : t) report.tally += one;
-      rt.copy_to_host(newest.data(), truth, model_bytes);
-      if (first.count != 0) {
-        report.wrong_values += first.count;
-        report.problem("phase " + std::to_string(phase) + ", round " + std::to_string(round) + ": " + first.describe());
-      }
-      const std::uint64_t stuck = lines_stuck_after(rt, cache, io, std::chrono::seconds(5));
-      if (stuck != 0) {
-        report.stuck_lines += stuck;
-        report.problem("phase " + std::to_string(phase) + ", round " + std::to_string(round) + ": " +
-                       std::to_string(stuck) + " lines left pinned, BUSY or CLEANING");
-      }
-      ++report.flushes;
-      try {
-        cache.flush();
-        flushed = newest;
-        flushed_last = true;
-        const cache_audit after = cache.audit();
-        if (after.modified + after.failed != 0) {
-          report.stuck_lines += after.modified + after.failed;
-          report.problem("phase " + std::to_string(phase) + ", round " + std::to_string(round) +
-                         ": a flush succeeded but left lines MODIFIED or FAILED");
-        }
-      } catch (const io_error&) {
-        ++report.failed_flushes;
-        flushed_last = false;
-      }
-    }
-    const cache_counters c = cache.counters();
-    report.counters += c;
-    report.surfaced_faults += c.fill_failures + c.write_back_failures;
-    report.injected_faults += store_errors(rt);
+  const std::uint64_t model_bytes = p.newest.size() * 4;
+  const std::uint32_t threads = config.shape.threads;
+  phase_memory m;
+  m.truth = static_cast<std::uint32_t*>(rt.allocate_device(model_bytes));
+  m.buffers = static_cast<std::uint32_t*>(rt.allocate_device(std::size_t{threads} * shadow_shape::line_bytes));
+  m.failure = static_cast<shadow_failure*>(rt.allocate_device(sizeof(shadow_failure)));
+  m.tallies = static_cast<shadow_tally*>(rt.allocate_device(threads * sizeof(shadow_tally)));
+  rt.copy_to_device(m.truth, p.newest.data(), model_bytes);
+  const bool flushed_last = with_io(rt, [&](const auto& io) {
+    return run_rounds<Policy, Shares, std::decay_t<decltype(io)>>(rt, io, config, phase, m, p);
   });
-  rt.free(truth);
-  rt.free(buffers);
-  rt.free(failure);
-  rt.free(tallies);
+  rt.free(m.truth);
+  rt.free(m.buffers);
+  rt.free(m.failure);
+  rt.free(m.tallies);
   try {
     rt.stop();
   } catch (const io_error&) {
@@ -281,7 +309,7 @@ shadow_report run_shadow(const shadow_config& config) {
   std::vector<std::uint32_t> flushed = newest;
   std::uint32_t first_stamp = 0;
   for (std::uint32_t phase = 0; phase < config.phases; ++phase) {
-    const bool exact = shadow_detail::run_phase<Policy, Shares>(config, phase, first_stamp, flushed, newest, report);
+    const bool exact = shadow_detail::run_phase<Policy, Shares>(config, phase, {first_stamp, flushed, newest, report});
     shadow_detail::compare(report, shadow_detail::read_back(config, newest.size()), flushed, newest, exact);
     if (report.wrong_values != 0 || report.lost_writes != 0) break;
   }
