@@ -3,9 +3,10 @@
 
 Layers, bottom up: the public headers by folder (detail, spec, queue, service, io, store,
 cache, runtime, then the umbrella headers agio.hpp and portable.hpp), the library's sources
-(src/proxy, src/runtime), the tool and its harness (tools/), the evaluation (eval/ or bench/).
-A file may include headers of its own layer and of the layers below it. Code outside include/
-and src/ (tools, evaluation, examples) uses public headers only: never src/, never agio/detail/.
+(src/proxy, src/runtime), the Python extension (python/) and the tool and its harness (tools/),
+the evaluation (eval/ or bench/). A file may include headers of its own layer and of the layers
+below it. Code outside include/ and src/ (Python extension, tools, evaluation, examples) uses
+public headers only: never src/, never agio/detail/.
 tests/ may include anything. Prints every violation; exit status 1 if there is one.
 """
 import pathlib
@@ -17,9 +18,9 @@ LAYERS = [
     "include/agio/detail", "include/agio/spec", "include/agio/queue", "include/agio/service",
     "include/agio/io", "include/agio/store", "include/agio/cache", "include/agio/runtime",
     "include/agio/agio.hpp include/agio/portable.hpp", "src/proxy", "src/runtime",
-    "tools", "eval bench",
+    "python tools", "eval bench",
 ]
-PUBLIC_ONLY = ("tools", "eval", "bench", "examples")
+PUBLIC_ONLY = ("python", "tools", "eval", "bench", "examples")
 SOURCES = (".hpp", ".h", ".cpp", ".cu", ".cuh")
 # Where quoted includes are looked up, after the including file's own folder.
 INCLUDE_ROOTS = ["include", "src", "tools", "eval", "bench"]

@@ -1,0 +1,13 @@
+"""agio: GPU threads read and write storage themselves, through agio's NVMe queues.
+
+    import numpy as np, agio
+    with agio.Runtime(backend="cpu") as rt:          # "gpu", "cpu" or "auto"
+        dev = rt.attach("ram:64M")                    # before the runtime starts: see Runtime
+    ...
+
+See docs/PYTHON.md for every call.
+"""
+
+from ._runtime import Device, IOError, Runtime, cuda_backend, runtime_option_names
+
+__all__ = ["Device", "IOError", "Runtime", "cuda_backend", "runtime_option_names"]

@@ -1,0 +1,123 @@
+"""The runtime from Python: options, devices, start and stop, counters, errors."""
+
+import errno
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import agio
+
+
+def test_context_manager_starts_and_stops(backend):
+    rt = agio.Runtime(backend=backend, devices=["ram:1M"])
+    assert not rt.running
+    with rt:
+        assert rt.running
+        assert rt.backend == backend
+    assert not rt.running
+    rt.stop()  # idempotent
+
+
+def test_every_cpp_option_is_a_keyword(backend):
+    expected = {
+        "backend", "mover", "completion", "max_transfer_bytes", "controller_threads", "service_warps",
+        "transaction_records", "submit_timeout_ms", "wait_timeout_ms", "stop_timeout_ms",
+        "controller_spin_us", "gpu_thread_stack_bytes",
+    }
+    assert set(agio.runtime_option_names) == expected
+    with agio.Runtime(backend=backend, devices=["ram:1M"], completion="waiters", wait_timeout_ms=5000,
+                      max_transfer_bytes=64 * 1024) as rt:
+        rt.devices[0].write([0], np.ones((1, 4096), np.uint8) if backend == "cpu" else _cuda_ones())
+
+
+def _cuda_ones():
+    import torch
+
+    return torch.ones((1, 4096), dtype=torch.uint8, device="cuda")
+
+
+def test_unknown_or_bad_options_are_refused():
+    with pytest.raises(TypeError, match="unknown option 'queue_depth'"):
+        agio.Runtime(queue_depth=8)
+    with pytest.raises(ValueError, match="backend must be"):
+        agio.Runtime(backend="tpu")
+    with pytest.raises(ValueError, match="completion must be"):
+        agio.Runtime(completion="sometimes")
+
+
+def test_devices_describe_their_store(backend, tmp_path):
+    path = tmp_path / "store.bin"
+    path.write_bytes(b"\0" * (1 << 20))
+    with agio.Runtime(backend=backend, devices=[f"file:{path}", "ram:2M?lba=512"]) as rt:
+        file_dev, ram_dev = rt.devices
+        assert file_dev.uri == f"file:{path}"
+        assert file_dev.capacity_bytes == 1 << 20
+        assert ram_dev.capacity_bytes == 2 << 20
+        assert ram_dev.lba_bytes == 512
+
+
+def test_a_store_that_cannot_open_names_its_uri(backend, tmp_path):
+    rt = agio.Runtime(backend=backend)
+    with pytest.raises(OSError, match="no-such-dir") as caught:
+        rt.attach(f"file:{tmp_path}/no-such-dir/x.bin")
+    assert caught.value.errno == errno.ENOENT
+    with pytest.raises(ValueError, match="ram:"):
+        rt.attach("ram:lots")
+
+
+def test_attach_after_start_is_refused(backend):
+    with agio.Runtime(backend=backend, devices=["ram:1M"]) as rt:
+        with pytest.raises(RuntimeError, match="before the runtime starts"):
+            rt.attach("ram:1M")
+
+
+def test_counters_are_plain_dicts(backend, arrays):
+    with agio.Runtime(backend=backend, devices=["ram:1M"]) as rt:
+        rt.devices[0].read(np.arange(4) * 4096, arrays.empty((4, 4096), np.uint8))
+        (c,) = rt.counters()
+        assert isinstance(c, dict)
+        assert c["uri"] == "ram:1M"
+        assert c["completed"] >= 4 and c["errors"] == 0
+        assert c["bytes"] >= 4 * 4096
+
+
+def test_a_failed_read_raises_agio_ioerror_with_the_cpp_fields(backend, arrays):
+    uri = "ram:1M?lba=4096&fault=eio@3"
+    with agio.Runtime(backend=backend, devices=[uri]) as rt:
+        out = arrays.empty((2, 4096), np.uint8)
+        with pytest.raises(agio.IOError) as caught:
+            rt.devices[0].read([0, 3 * 4096], out)
+        e = caught.value
+        assert isinstance(e, OSError)
+        assert e.has_request
+        assert (e.device, e.uri, e.opcode, e.lba, e.blocks) == (0, uri, "read", 3, 1)
+        assert e.errno == errno.EIO
+        assert "3" in str(e) and uri in str(e)
+        with pytest.raises(agio.IOError):
+            rt.check()
+
+
+def test_several_python_threads_share_a_runtime(backend, arrays):
+    rows = 64
+    with agio.Runtime(backend=backend, devices=["ram:8M"]) as rt:
+        dev = rt.devices[0]
+        errors = []
+
+        def worker(k):
+            try:
+                data = np.full((rows, 4096), k, np.uint8)
+                offsets = (np.arange(rows) + k * rows) * 4096
+                dev.write(offsets, arrays.put(data))
+                back = arrays.get(dev.read(offsets, arrays.empty((rows, 4096), np.uint8)))
+                assert (back == data).all()
+            except Exception as e:  # noqa: BLE001 - collected for the main thread
+                errors.append(e)
+
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
