@@ -2,7 +2,8 @@
 # Installs what is needed, checks the layering (scripts/check_layers.py) and formatting
 # (scripts/check_format.sh), installs agio's CPU backend into a prefix and builds examples/
 # against the installed package, running the CPU one and compiling the GPU one when nvcc is
-# present (scripts/examples.sh --cpu), builds agio's CPU backend (the tool and the evaluation
+# present (scripts/examples.sh --cpu), installs the Python package (pip install .) and runs its
+# suite on the CPU backend (python/tests), builds agio's CPU backend (the tool and the evaluation
 # included) and runs the CPU test suite twice: under ThreadSanitizer and under
 # AddressSanitizer+UBSan (every CTest entry: the unit suite, the tool and evaluation runs and the
 # crash-consistency runs, which SIGKILL a writing child process and check its file), then the
@@ -31,6 +32,11 @@ for sanitizer in thread address; do
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ASAN_OPTIONS="detect_leaks=1" \
     ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 600 || failed+=("CPU suite under ${sanitizer} sanitizer")
 done
+echo "== Python package and suite (pip install ., pytest python/tests, CPU backend)"
+# The CPU backend is what the suite runs here, so the extension is built without nvcc, which
+# would take minutes on CI's two cores; the GPU machine builds and tests the CUDA one.
+{ CMAKE_ARGS="-DAGIO_ENABLE_CUDA=OFF" python3 -m pip install --quiet ".[test]" &&
+  python3 -m pytest -q python/tests; } || failed+=("Python package and suite")
 echo "== fuzzers (scripts/fuzz.sh)"
 bash scripts/fuzz.sh || failed+=("fuzzers")
 minutes=$(( (SECONDS - started) / 60 ))

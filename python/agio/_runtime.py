@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import importlib.util
 from typing import Any
 
 from . import _agio
@@ -40,7 +41,7 @@ class Device:
         self.index = index
 
     def _description(self) -> dict:
-        return self._runtime._core.devices()[self.index]
+        return self._runtime._devices()[self.index]
 
     @property
     def uri(self) -> str:
@@ -62,12 +63,12 @@ class Device:
         array in host memory on the CPU backend, in CUDA memory on the GPU backend, whose rows
         are a multiple of the LBA size. Returns once every row has landed; raises agio.IOError
         if any failed (the rows that did not fail hold their data)."""
-        self._runtime._core.transfer(self.index, False, _array(offsets), _array(out))
+        self._runtime._live().transfer(self.index, False, _array(offsets), _array(out))
         return out
 
     def write(self, offsets: Any, src: Any) -> None:
         """Writes row i of `src` to byte offset offsets[i]; as read() for the arguments."""
-        self._runtime._core.transfer(self.index, True, _array(offsets), _array(src))
+        self._runtime._live().transfer(self.index, True, _array(offsets), _array(src))
 
     def __repr__(self) -> str:
         return f"agio.Device({self.index}, {self.uri!r})"
@@ -80,6 +81,19 @@ def _array(a: Any) -> Any:
 
         return numpy.asarray(a, dtype=numpy.int64)
     return a
+
+
+def _initialize_torch_cuda() -> None:
+    """PyTorch initialises CUDA lazily, on its first CUDA call, and that initialisation waits for
+    every kernel running on the device: after the runtime has started its completion service (a
+    kernel that runs until stop) it would never return. So when PyTorch is installed, its CUDA
+    state is initialised before the service starts."""
+    if importlib.util.find_spec("torch") is None:
+        return
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.init()
 
 
 class Runtime:
@@ -107,6 +121,8 @@ class Runtime:
                 )
             setattr(opts, name, value)
         self._core = _agio.Core(opts)
+        self._stopped: tuple = ()  # devices, counters and backend, once stopped
+        self._failure: IOError | None = None  # what check() raised at stop
         self.devices: list[Device] = []
         for uri in devices:
             self.attach(uri)
@@ -114,38 +130,70 @@ class Runtime:
     def attach(self, uri: str, queue_pairs: int = 4, queue_depth: int = 256) -> Device:
         """Attaches a store before start: "file:PATH[?...]" or "ram:SIZE[?...]" (USAGE.md has
         the URI's options). Raises ValueError or OSError naming the URI if it cannot open."""
-        device = Device(self, self._core.attach(uri, queue_pairs, queue_depth))
+        device = Device(self, self._live().attach(uri, queue_pairs, queue_depth))
         self.devices.append(device)
         return device
 
     def start(self) -> "Runtime":
-        self._core.start()
+        core = self._live()
+        if core.backend() == "gpu":
+            _initialize_torch_cuda()
+        core.start()
         return self
 
     def stop(self) -> None:
-        """Lets requests in flight finish and makes acknowledged writes durable; idempotent."""
-        self._core.stop()
+        """Lets requests in flight finish, makes acknowledged writes durable and frees the
+        runtime's memory; idempotent. A stopped runtime does not start again (make a new one);
+        its devices and counters stay readable."""
+        if self._core is None:
+            return
+        core = self._core
+        try:
+            core.stop()
+        finally:
+            try:
+                core.check()
+            except IOError as failure:
+                self._failure = failure
+            self._stopped = (core.devices(), core.counters(), core.backend())
+            # Freed now rather than whenever the garbage collector comes: on the GPU backend
+            # freeing device memory waits for every running kernel, so a runtime freed while
+            # another one's completion service runs would wait for as long as that one runs.
+            self._core = None
+
+    def _live(self) -> Any:
+        if self._core is None:
+            raise RuntimeError("agio: this runtime has stopped; make a new agio.Runtime")
+        return self._core
+
+    def _devices(self) -> list[dict]:
+        return self._stopped[0] if self._core is None else self._core.devices()
 
     @property
     def running(self) -> bool:
-        return self._core.running()
+        return self._core is not None and self._core.running()
 
     @property
     def backend(self) -> str:
         """"gpu" or "cpu": where requests are issued from."""
-        return self._core.backend()
+        return self._stopped[2] if self._core is None else self._core.backend()
 
     def describe(self) -> str:
-        return self._core.describe()
+        return "stopped" if self._core is None else self._core.describe()
 
     def counters(self) -> list[dict]:
         """One dict per device: uri, submitted, completed, errors, rejected,
-        queue_full_retries, bytes, latency_p50_ns, latency_p99_ns."""
-        return self._core.counters()
+        queue_full_retries, bytes, latency_p50_ns, latency_p99_ns. After stop: as they were
+        then."""
+        return self._stopped[1] if self._core is None else self._core.counters()
 
     def check(self) -> None:
-        """Raises agio.IOError for the first request that failed since start, if any."""
-        self._core.check()
+        """Raises agio.IOError for the first request that failed since start, if any (after
+        stop, for the run that ended)."""
+        if self._core is not None:
+            self._core.check()
+        elif self._failure is not None:
+            raise self._failure
 
     def __enter__(self) -> "Runtime":
         return self.start()

@@ -95,8 +95,12 @@ def test_a_stopped_runtime_refuses(backend, arrays):
         rt.devices[0].read([0], arrays.empty((1, 4096), np.uint8))
     with rt:
         pass
-    with pytest.raises(RuntimeError, match="not running"):
+    with pytest.raises(RuntimeError, match="has stopped"):
         rt.devices[0].read([0], arrays.empty((1, 4096), np.uint8))
+    with pytest.raises(RuntimeError, match="has stopped"):
+        rt.start()
+    assert rt.devices[0].capacity_bytes == 1 << 20
+    assert rt.counters()[0]["submitted"] == 0
 
 
 def test_a_file_store_keeps_what_was_written(backend, arrays, tmp_path):

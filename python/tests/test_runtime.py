@@ -97,6 +97,9 @@ def test_a_failed_read_raises_agio_ioerror_with_the_cpp_fields(backend, arrays):
         assert "3" in str(e) and uri in str(e)
         with pytest.raises(agio.IOError):
             rt.check()
+    with pytest.raises(agio.IOError, match="LBA 3"):
+        rt.check()  # the run's failure, after stop
+    assert rt.counters()[0]["errors"] >= 1
 
 
 def test_several_python_threads_share_a_runtime(backend, arrays):
