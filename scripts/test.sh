@@ -45,4 +45,4 @@ if [ "${#failed[@]}" -ne 0 ]; then
   exit 1
 fi
 echo "== scripts/test.sh passed in ${minutes} min: layering, formatting, installed package and examples, CPU suite" \
-     "under thread and address sanitizers (crash consistency included), fuzzers"
+     "under thread and address sanitizers (crash consistency included), Python package and suite, fuzzers"
