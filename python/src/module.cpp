@@ -70,7 +70,7 @@ void raise_io_error(const io_error& e) {
   PyErr_SetObject(type.ptr(), error.ptr());
 }
 
-// An array argument in words for messages: "out (float32, shape (4, 128), cpu)".
+// An array argument in words for messages: "out (shape (4, 128), host memory)".
 std::string what_array(const char* name, const nb::ndarray<>& a) {
   std::string shape;
   for (std::size_t d = 0; d < a.ndim(); ++d) shape += (d ? ", " : "") + std::to_string(a.shape(d));

@@ -20,7 +20,7 @@ def test_context_manager_starts_and_stops(backend):
     rt.stop()  # idempotent
 
 
-def test_every_cpp_option_is_a_keyword(backend):
+def test_every_cpp_option_is_a_keyword(backend, arrays):
     expected = {
         "backend", "mover", "completion", "max_transfer_bytes", "controller_threads", "service_warps",
         "transaction_records", "submit_timeout_ms", "wait_timeout_ms", "stop_timeout_ms",
@@ -29,13 +29,7 @@ def test_every_cpp_option_is_a_keyword(backend):
     assert set(agio.runtime_option_names) == expected
     with agio.Runtime(backend=backend, devices=["ram:1M"], completion="waiters", wait_timeout_ms=5000,
                       max_transfer_bytes=64 * 1024) as rt:
-        rt.devices[0].write([0], np.ones((1, 4096), np.uint8) if backend == "cpu" else _cuda_ones())
-
-
-def _cuda_ones():
-    import torch
-
-    return torch.ones((1, 4096), dtype=torch.uint8, device="cuda")
+        rt.devices[0].write([0], arrays.put(np.ones((1, 4096), np.uint8)))
 
 
 def test_unknown_or_bad_options_are_refused():
