@@ -1,0 +1,79 @@
+// Python's view of agio::runtime_options (RuntimeOptions, every field by name) and of the runtime
+// (Core).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "core.hpp"
+
+namespace nb = nanobind;
+
+namespace agio::python {
+namespace {
+
+backend backend_named(const std::string& name) {
+  if (name == "auto") return backend::automatic;
+  if (name == "gpu") return backend::gpu;
+  if (name == "cpu") return backend::cpu;
+  throw std::invalid_argument("agio: backend must be 'auto', 'gpu' or 'cpu', not '" + name + "'");
+}
+data_mover mover_named(const std::string& name) {
+  if (name == "gpu_warps") return data_mover::gpu_warps;
+  if (name == "copy_engine") return data_mover::copy_engine;
+  throw std::invalid_argument("agio: mover must be 'gpu_warps' or 'copy_engine', not '" + name + "'");
+}
+completion_mode completion_named(const std::string& name) {
+  if (name == "service") return completion_mode::service;
+  if (name == "waiters") return completion_mode::waiters;
+  throw std::invalid_argument("agio: completion must be 'service' or 'waiters', not '" + name + "'");
+}
+
+}  // namespace
+
+std::string backend_name(backend b) { return b == backend::automatic ? "auto" : b == backend::gpu ? "gpu" : "cpu"; }
+
+void bind_runtime(nb::module_& m) {
+  nb::class_<runtime_options>(m, "RuntimeOptions")
+      .def(nb::init<>())
+      .def_prop_rw(
+          "backend", [](const runtime_options& o) { return backend_name(o.backend); },
+          [](runtime_options& o, const std::string& v) { o.backend = backend_named(v); })
+      .def_prop_rw(
+          "mover",
+          [](const runtime_options& o) {
+            return std::string(o.mover == data_mover::gpu_warps ? "gpu_warps" : "copy_engine");
+          },
+          [](runtime_options& o, const std::string& v) { o.mover = mover_named(v); })
+      .def_prop_rw(
+          "completion",
+          [](const runtime_options& o) {
+            return std::string(o.completion == completion_mode::service ? "service" : "waiters");
+          },
+          [](runtime_options& o, const std::string& v) { o.completion = completion_named(v); })
+      .def_rw("max_transfer_bytes", &runtime_options::max_transfer_bytes)
+      .def_rw("controller_threads", &runtime_options::controller_threads)
+      .def_rw("service_warps", &runtime_options::service_warps)
+      .def_rw("transaction_records", &runtime_options::transaction_records)
+      .def_rw("submit_timeout_ms", &runtime_options::submit_timeout_ms)
+      .def_rw("wait_timeout_ms", &runtime_options::wait_timeout_ms)
+      .def_rw("stop_timeout_ms", &runtime_options::stop_timeout_ms)
+      .def_rw("controller_spin_us", &runtime_options::controller_spin_us)
+      .def_rw("gpu_thread_stack_bytes", &runtime_options::gpu_thread_stack_bytes);
+
+  nb::class_<core>(m, "Core")
+      .def(nb::init<const runtime_options&>())
+      .def("attach", &core::attach)
+      .def("start", &core::start)
+      .def("stop", &core::stop)
+      .def("running", &core::running)
+      .def("backend", &core::backend)
+      .def("describe", &core::describe)
+      .def("check", &core::check)
+      .def("devices", &core::devices)
+      .def("counters", &core::counters)
+      .def("transfer", &core::transfer);
+}
+
+}  // namespace agio::python
