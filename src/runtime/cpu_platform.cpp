@@ -114,11 +114,20 @@ class cpu_platform final : public runtime::platform {
 
   void reserve_thread_stack(std::size_t) override {}
 
-  void start_service(const io::io_state& io, std::uint32_t workers) override {
-    running_ = workers;
+  void start_service(const io::io_state& io, std::uint32_t workers, std::uint32_t generation) override {
+    std::vector<std::thread> earlier;
+    {
+      std::lock_guard lock(mutex_);
+      running_ += workers;
+      earlier.swap(threads_);
+    }
+    earlier.resize(std::max<std::size_t>(earlier.size(), workers));
     for (std::uint32_t w = 0; w < workers; ++w) {
-      threads_.emplace_back([this, io, w, workers] {
-        service::run(io, w, workers);
+      // Worker w of the generation before runs out first, as a kernel queued behind another on
+      // one stream would.
+      threads_.emplace_back([this, io, w, workers, generation, before = std::move(earlier[w])]() mutable {
+        if (before.joinable()) before.join();
+        service::run(io, w, workers, generation);
         std::lock_guard lock(mutex_);
         --running_;
         exited_.notify_all();
@@ -136,6 +145,8 @@ class cpu_platform final : public runtime::platform {
     threads_.clear();
     return true;
   }
+
+  void call_after_stream(void*, void (*fn)(void*), void* arg) override { fn(arg); }
 
   std::unique_ptr<proxy::copy_engine> make_copy_engine() override { return std::make_unique<memcpy_engine>(); }
 

@@ -23,9 +23,9 @@ namespace {
 
 constexpr unsigned service_block_threads = 128;
 
-__global__ void service_kernel(io::io_state io, std::uint32_t workers) {
+__global__ void service_kernel(io::io_state io, std::uint32_t workers, std::uint32_t generation) {
   const std::uint32_t worker = (blockIdx.x * blockDim.x + threadIdx.x) / detail::warp::size;
-  if (worker < workers) service::run(io, worker, workers);
+  if (worker < workers) service::run(io, worker, workers, generation);
 }
 
 // Copies are issued on the controller thread's own stream as they come; each push() closes a
@@ -180,10 +180,11 @@ class gpu_platform final : public runtime::platform {
       throw_on_cuda_error(cudaDeviceSetLimit(cudaLimitStackSize, bytes), "cudaDeviceSetLimit (stack)");
   }
 
-  void start_service(const io::io_state& io, std::uint32_t workers) override {
+  // Generations queue on the service stream, so a later one begins once the one before ended.
+  void start_service(const io::io_state& io, std::uint32_t workers, std::uint32_t generation) override {
     const std::uint32_t threads = workers * detail::warp::size;
     const std::uint32_t blocks = (threads + service_block_threads - 1) / service_block_threads;
-    service_kernel<<<blocks, service_block_threads, 0, service_stream_>>>(io, workers);
+    service_kernel<<<blocks, service_block_threads, 0, service_stream_>>>(io, workers, generation);
     throw_on_cuda_error(cudaGetLastError(), "launching the completion service");
     service_running_ = true;
   }
@@ -204,6 +205,10 @@ class gpu_platform final : public runtime::platform {
       if (std::chrono::steady_clock::now() >= limit) return false;
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
+  }
+
+  void call_after_stream(void* stream, void (*fn)(void*), void* arg) override {
+    throw_on_cuda_error(cudaLaunchHostFunc(static_cast<cudaStream_t>(stream), fn, arg), "cudaLaunchHostFunc");
   }
 
   std::unique_ptr<proxy::copy_engine> make_copy_engine() override {

@@ -36,10 +36,16 @@ class runtime::platform {
   // Makes every kernel launched later find at least `bytes` of stack per thread, so that none
   // has to grow it (which would wait for the running service). Nothing to do for CPU threads.
   virtual void reserve_thread_stack(std::size_t bytes) = 0;
-  // Starts `workers` service workers running service::run over `io`.
-  virtual void start_service(const io::io_state& io, std::uint32_t workers) = 0;
-  // Waits until every service worker returned; false if `timeout_ms` passed first.
+  // Starts `workers` service workers running service::run over `io` as generation `generation`.
+  // A generation started while an earlier one still runs begins once that one has ended (the
+  // same worker of two generations never polls its queues at once).
+  virtual void start_service(const io::io_state& io, std::uint32_t workers, std::uint32_t generation) = 0;
+  // Waits until every service worker of every generation returned; false if `timeout_ms`
+  // passed first.
   virtual bool join_service(std::uint32_t timeout_ms) = 0;
+  // Calls fn(arg) on a host thread once the work queued on `stream` (a cudaStream_t) so far has
+  // finished; fn must not call CUDA. The CPU platform has no streams: it calls fn at once.
+  virtual void call_after_stream(void* stream, void (*fn)(void*), void* arg) = 0;
 
   virtual std::unique_ptr<proxy::copy_engine> make_copy_engine() = 0;
 };

@@ -75,6 +75,15 @@ struct runtime::state {
   io_handle service_handle{};
   waiting_io_handle waiting_handle{};
   std::uint32_t service_workers = 0;
+  // completion_mode::on_demand. The service of generation `service_generation` runs, or is
+  // queued to, unless *service_quit names it (then it exits, or has, once drained); `leases`
+  // counts the holders; no lease launches it outside start()..stop() (`leases_open`). Under
+  // lease_mutex; *service_quit is in host memory the device reads.
+  std::mutex lease_mutex;
+  bool leases_open = false;
+  std::uint32_t leases = 0;
+  std::uint32_t service_generation = 0;
+  std::uint32_t* service_quit = nullptr;
   std::vector<void*> pinned_blocks;
   void* device_block = nullptr;
   io::error_record* first_error = nullptr;
@@ -293,7 +302,15 @@ void runtime::state::start_service(const sizes& sized) {
   service_workers = options.service_warps != 0 ? std::min(options.service_warps, sized.queue_pairs)
                                                : plat->default_service_workers(sized.queue_pairs);
   plat->reserve_thread_stack(options.gpu_thread_stack_bytes);
-  if (io.retired_by == io::retirement::by_service) plat->start_service(io, service_workers);
+  if (options.completion == completion_mode::on_demand) {
+    // No lease is held yet: generation 0 counts as told to quit, so the first lease launches 1.
+    service_quit = static_cast<std::uint32_t*>(plat->allocate_pinned(sizeof(std::uint32_t)));
+    io.service_quit = service_quit;
+    std::lock_guard lock(lease_mutex);
+    leases_open = true;
+  } else if (io.retired_by == io::retirement::by_service) {
+    plat->start_service(io, service_workers, 0);
+  }
   service_handle = io_handle{io};
   waiting_handle = waiting_io_handle{io};
 }
@@ -319,6 +336,7 @@ runtime::~runtime() {
     // A destructor cannot report; stop() already made every write it could durable.
   }
   s_->free_queues();
+  if (s_->service_quit) s_->plat->free_pinned(s_->service_quit);
   for (const auto& a : s_->allocations) {
     if (a.pinned) {
       s_->plat->free_pinned(a.p);
@@ -392,7 +410,14 @@ void runtime::stop() {
   const std::uint32_t drain = io::service_drain;
   plat.copy_to_device(&s.io.control->service_mode, &drain, sizeof drain);
   // Without a service, one runs now, taking turns with any thread still waiting.
-  if (s.io.retired_by == io::retirement::by_waiters) plat.start_service(s.io, s.service_workers);
+  if (s.io.retired_by == io::retirement::by_waiters) plat.start_service(s.io, s.service_workers, 0);
+  // On demand, one runs to drain (queued behind the last generation, if that has not ended).
+  if (s.service_quit) {
+    std::lock_guard lock(s.lease_mutex);
+    s.leases_open = false;
+    if (detail::load<detail::scope::system>(*s.service_quit, detail::relaxed) == s.service_generation)
+      plat.start_service(s.io, s.service_workers, ++s.service_generation);
+  }
   // Time for the service to retire the completions of commands aborted at the deadline.
   constexpr std::uint32_t retire_grace_ms = 100;
   if (!plat.join_service(s.options.stop_timeout_ms + retire_grace_ms)) {
@@ -430,11 +455,36 @@ void runtime::stop() {
 
 bool runtime::running() const { return s_->running; }
 
+void runtime::acquire_service() const {
+  state& s = *s_;
+  if (!s.service_quit) return;
+  std::lock_guard lock(s.lease_mutex);
+  if (s.leases++ != 0 || !s.leases_open) return;
+  // The generation told to quit may still be draining: the next one queues behind it.
+  if (detail::load<detail::scope::system>(*s.service_quit, detail::relaxed) == s.service_generation)
+    s.plat->start_service(s.io, s.service_workers, ++s.service_generation);
+}
+
+void runtime::release_service() const {
+  state& s = *s_;
+  if (!s.service_quit) return;
+  std::lock_guard lock(s.lease_mutex);
+  if (s.leases == 0) return;  // taken before start(), when leases were not counted
+  if (--s.leases == 0 && s.leases_open)
+    detail::store<detail::scope::system>(*s.service_quit, s.service_generation, detail::release);
+}
+
+void runtime::release_service_after(void* stream) const {
+  if (!s_->service_quit) return;
+  s_->plat->call_after_stream(
+      stream, [](void* rt) { static_cast<const runtime*>(rt)->release_service(); }, const_cast<runtime*>(this));
+}
+
 const io_handle& runtime::io() const {
   if (!s_->running) throw std::logic_error("agio: io() is valid between start() and stop()");
-  if (s_->options.completion != completion_mode::service) {
+  if (s_->options.completion == completion_mode::waiters) {
     throw std::logic_error(
-        "agio: io() is the handle of completion_mode::service; this runtime runs with "
+        "agio: io() is the handle of completion_mode::service and on_demand; this runtime runs with "
         "completion_mode::waiters: use waiting_io()");
   }
   return s_->service_handle;
@@ -444,8 +494,8 @@ const waiting_io_handle& runtime::waiting_io() const {
   if (!s_->running) throw std::logic_error("agio: waiting_io() is valid between start() and stop()");
   if (s_->options.completion != completion_mode::waiters) {
     throw std::logic_error(
-        "agio: waiting_io() is the handle of completion_mode::waiters; this runtime runs with "
-        "completion_mode::service: use io()");
+        "agio: waiting_io() is the handle of completion_mode::waiters; this runtime runs with a completion "
+        "service: use io()");
   }
   return s_->waiting_handle;
 }

@@ -1,5 +1,5 @@
 // The calls a user reaches for first: waits that need no retry loop, batches, byte-addressed
-// transfers, statuses in words, and io_error's fields. Each runs in both completion modes.
+// transfers, statuses in words, and io_error's fields. Each runs in every completion mode.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -22,7 +22,12 @@ constexpr std::uint16_t generic(std::uint8_t sc) { return spec::make_status(spec
 std::byte pattern(std::uint64_t at) { return static_cast<std::byte>((at * 131 + (at >> 12) * 7 + 1) & 0xff); }
 
 std::string mode_name(const ::testing::TestParamInfo<completion_mode>& p) {
-  return p.param == completion_mode::service ? "service" : "waiters";
+  switch (p.param) {
+    case completion_mode::service: return "service";
+    case completion_mode::waiters: return "waiters";
+    case completion_mode::on_demand: return "on_demand";
+  }
+  return "?";
 }
 
 class Api : public ::testing::TestWithParam<completion_mode> {
@@ -33,9 +38,12 @@ class Api : public ::testing::TestWithParam<completion_mode> {
     opt.completion = GetParam();
     opt.max_transfer_bytes = 16 * 1024;
     if (opt.wait_timeout_ms == runtime_options{}.wait_timeout_ms) opt.wait_timeout_ms = 20'000;
+    lease.reset();
     rt = std::make_unique<runtime>(opt);
     rt->attach(device_options{uri, 2, 16});
     rt->start();
+    // On demand, this thread's requests need a lease held, as a job's would.
+    if (GetParam() == completion_mode::on_demand) lease = std::make_unique<service_lease>(*rt);
     capacity = rt->devices()[0].capacity_blocks * rt->devices()[0].lba_bytes;
     buffer = static_cast<std::byte*>(rt->allocate_device(capacity));
   }
@@ -72,6 +80,7 @@ class Api : public ::testing::TestWithParam<completion_mode> {
   io_error checked() const { return test::check_error(*rt); }
 
   std::unique_ptr<runtime> rt;
+  std::unique_ptr<service_lease> lease;  // given back before rt goes
   std::uint64_t capacity = 0;
   std::byte* buffer = nullptr;
 };
@@ -301,8 +310,10 @@ TEST_P(Api, StoreErrorsCarryTheirErrno) {
   EXPECT_NE(e.request().store_error.find(std::strerror(EIO)), std::string::npos) << e.request().store_error;
 }
 
-INSTANTIATE_TEST_SUITE_P(BothCompletionModes, Api,
-                         ::testing::Values(completion_mode::service, completion_mode::waiters), mode_name);
+INSTANTIATE_TEST_SUITE_P(EveryCompletionMode, Api,
+                         ::testing::Values(completion_mode::service, completion_mode::waiters,
+                                           completion_mode::on_demand),
+                         mode_name);
 
 // The end of wait_until_done, on a handle over hand-made state: a request nobody will finish
 // (as after a stop() that could not retire it) is waited for until stop() is over, and then

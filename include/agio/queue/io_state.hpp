@@ -24,6 +24,9 @@ struct io_state {
   std::uint32_t queue_pair_count = 0;
   std::uint32_t record_count = 0;
   retirement retired_by = retirement::by_service;
+  // completion_mode::on_demand: a word in host memory the device side can read, holding the
+  // generation of the service the host has told to exit (service::run); nullptr otherwise.
+  const std::uint32_t* service_quit = nullptr;
   std::uint64_t submit_timeout_ns = 0;  // how long a submitter may wait for a free entry
   std::uint64_t wait_timeout_ns = 0;    // the deadline wait() uses
 };

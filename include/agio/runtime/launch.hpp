@@ -25,28 +25,47 @@ __global__ void launch_job_kernel(Job job, std::uint32_t threads) {
 }
 #endif
 
+#if defined(__CUDACC__)
+// CUDA grows the stack for a kernel that needs more than is reserved, and that waits for every
+// running kernel: beside the completion service the launch would never start. So such a job is
+// refused before its launch.
+template <class Job>
+void check_job_stack(const runtime& rt) {
+  if (!rt.running() || rt.completion() == completion_mode::waiters) return;
+  cudaFuncAttributes kernel{};
+  throw_on_cuda_error(cudaFuncGetAttributes(&kernel, launch_job_kernel<Job>), "cudaFuncGetAttributes");
+  std::size_t stack = 0;
+  throw_on_cuda_error(cudaDeviceGetLimit(&stack, cudaLimitStackSize), "cudaDeviceGetLimit (stack)");
+  if (kernel.localSizeBytes > stack) {
+    throw std::length_error("agio: a job kernel needs " + std::to_string(kernel.localSizeBytes) +
+                            " bytes of stack per thread, more than the " + std::to_string(stack) +
+                            " reserved; beside the completion service its launch would never start. Raise "
+                            "runtime_options::gpu_thread_stack_bytes");
+  }
+}
+
+// Queues job(t, threads) for t in [0, threads) on `stream` (GPU backend) and returns at once:
+// the job runs after the work queued there before it. In completion_mode::on_demand the caller
+// holds a service lease until the job has finished (runtime::release_service_after(stream)).
+template <class Job>
+void launch_job(const runtime& rt, std::uint32_t threads, const Job& job, cudaStream_t stream,
+                std::uint32_t block_threads = 256) {
+  check_job_stack<Job>(rt);
+  launch_job_kernel<<<(threads + block_threads - 1) / block_threads, block_threads, 0, stream>>>(job, threads);
+  throw_on_cuda_error(cudaGetLastError(), "launching a job kernel");
+}
+#endif
+
 // Runs job(t, threads) for t in [0, threads) and returns the elapsed seconds. On the CPU
 // backend every index is a thread of its own, so keep `threads` to a few dozen there.
 template <class Job>
 double run_job(const runtime& rt, std::uint32_t threads, const Job& job,
                [[maybe_unused]] std::uint32_t block_threads = 256) {
   const auto start = std::chrono::steady_clock::now();
+  const service_lease lease(rt);  // completion_mode::on_demand: the service runs while the job does
   if (rt.backend() == backend::gpu) {
 #if defined(__CUDACC__)
-    if (rt.running() && rt.completion() == completion_mode::service) {
-      // CUDA grows the stack for a kernel that needs more than is reserved, and that waits for
-      // every running kernel: beside the completion service the launch would never start.
-      cudaFuncAttributes kernel{};
-      throw_on_cuda_error(cudaFuncGetAttributes(&kernel, launch_job_kernel<Job>), "cudaFuncGetAttributes");
-      std::size_t stack = 0;
-      throw_on_cuda_error(cudaDeviceGetLimit(&stack, cudaLimitStackSize), "cudaDeviceGetLimit (stack)");
-      if (kernel.localSizeBytes > stack) {
-        throw std::length_error("agio: a job kernel needs " + std::to_string(kernel.localSizeBytes) +
-                                " bytes of stack per thread, more than the " + std::to_string(stack) +
-                                " reserved; beside the completion service its launch would never start. Raise "
-                                "runtime_options::gpu_thread_stack_bytes");
-      }
-    }
+    check_job_stack<Job>(rt);
     cudaStream_t stream;
     throw_on_cuda_error(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
     launch_job_kernel<<<(threads + block_threads - 1) / block_threads, block_threads, 0, stream>>>(job, threads);

@@ -32,8 +32,16 @@ enum class backend { automatic, gpu, cpu };
 // went to and retires whatever is there (BaM's model). Waiters is slower under load but needs
 // no kernel running beside the user's, which is what compute-sanitizer requires (it runs
 // kernels one at a time). At stop() a service runs briefly to retire what nobody waited for.
-// The mode fixes the handle's type: runtime::io() for service, runtime::waiting_io() for waiters.
-enum class completion_mode { service, waiters };
+// `on_demand`: the service runs only while a lease is held (runtime::acquire_service; run_job
+// takes one for every job it launches). When the last lease is given back it exits as soon as
+// its queues are drained, so between jobs nothing of agio's runs on the GPU: a device-wide
+// synchronize (cudaDeviceSynchronize, torch.cuda.synchronize()) returns, and CUDA calls that wait
+// for every kernel (cudaMalloc, a lazy module load) do not wait forever. The next lease launches
+// it again (a kernel launch, a few microseconds). A kernel of your own that issues requests in
+// this mode must hold a lease from before its launch until it has finished.
+// The mode fixes the handle's type: runtime::io() for service and on_demand,
+// runtime::waiting_io() for waiters.
+enum class completion_mode { service, waiters, on_demand };
 
 struct device_options {
   std::string uri;  // file:PATH[?...] or ram:SIZE[?...]
@@ -182,12 +190,22 @@ class runtime {
 
   // The handle kernels and CPU threads use; valid between start() and stop(). Its type
   // carries who retires completions (controller.hpp), so each mode has its own accessor:
-  // io() for completion_mode::service (the default), waiting_io() for
+  // io() for completion_mode::service (the default) and on_demand, waiting_io() for
   // completion_mode::waiters. Each throws std::logic_error on a runtime of the other mode: the
   // wrong handle would wait for completions nobody retires, or poll beside the service.
   const io_handle& io() const;
   const waiting_io_handle& waiting_io() const;
   completion_mode completion() const;  // runtime_options::completion, for code that serves both
+
+  // completion_mode::on_demand: a lease keeps the completion service running. acquire_service
+  // launches it when no lease was held (and it had exited or was told to); release_service gives
+  // a lease back, and with the last one the service exits once its queues are drained.
+  // release_service_after gives it back once the work queued so far on `stream` (a cudaStream_t;
+  // on the CPU backend, at once) has finished, for jobs that run on a caller's stream. All three
+  // do nothing in the other modes, and between start() and stop() only.
+  void acquire_service() const;
+  void release_service() const;
+  void release_service_after(void* stream) const;
 
   // Memory for I/O buffers, registered with the controller (like an IOMMU mapping). GPU
   // memory on the GPU backend; ordinary memory the CPU threads use on the CPU backend.
@@ -230,5 +248,17 @@ decltype(auto) with_io(const runtime& rt, Body&& body) {
   if (rt.completion() == completion_mode::waiters) return body(rt.waiting_io());
   return body(rt.io());
 }
+
+// Holds a service lease (runtime::acquire_service) for its lifetime.
+class service_lease {
+ public:
+  explicit service_lease(const runtime& rt) : rt_(rt) { rt_.acquire_service(); }
+  ~service_lease() { rt_.release_service(); }
+  service_lease(const service_lease&) = delete;
+  service_lease& operator=(const service_lease&) = delete;
+
+ private:
+  const runtime& rt_;
+};
 
 }  // namespace agio

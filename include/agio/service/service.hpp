@@ -30,10 +30,18 @@ AGIO_HD inline bool drained(const io::io_state& c, std::uint32_t worker, std::ui
   return true;
 }
 
+// Whether the host has told this generation of an on-demand service to exit once drained.
+AGIO_HD inline bool told_to_quit(const io::io_state& c, std::uint32_t generation) {
+  return c.service_quit != nullptr && detail::load<scope::system>(*c.service_quit, detail::acquire) == generation;
+}
+
 // The service loop of worker `worker` of `workers` (a warp on the GPU, a thread on the host):
 // queue pairs worker, worker + workers, ... belong to it alone. Runs until the host asks it to
-// exit, or to drain and every command of its queues has been retired.
-AGIO_HD inline void run(const io::io_state& c, std::uint32_t worker, std::uint32_t workers) {
+// exit, or to drain and every command of its queues has been retired. An on-demand service
+// (completion_mode::on_demand) is launched as generation `generation` and also ends, drained,
+// once the host has released the last lease and named that generation in c.service_quit.
+AGIO_HD inline void run(const io::io_state& c, std::uint32_t worker, std::uint32_t workers,
+                        std::uint32_t generation = 0) {
   // Idle polls stay short: a completion waits at most this long for its warp to look again.
   detail::backoff idle(1'024);
   for (;;) {
@@ -42,7 +50,8 @@ AGIO_HD inline void run(const io::io_state& c, std::uint32_t worker, std::uint32
       retired += poll_for_mode<warp_team>(c, c.queue_pairs[q]);
     const std::uint32_t mode = detail::load<scope::device>(c.control->service_mode, detail::acquire);
     if (mode == io::service_exit) return;
-    if (mode == io::service_drain && retired == 0 && drained(c, worker, workers)) return;
+    if ((mode == io::service_drain || told_to_quit(c, generation)) && retired == 0 && drained(c, worker, workers))
+      return;
     if (retired == 0) {
       idle.pause();
     } else {
