@@ -131,7 +131,7 @@ def stage(
     header = npy_header(dtype, shape)
     record = ArrayHeader(dtype, shape, offset + len(header), int(data.shape[0]))
     if isinstance(target, Device):
-        _write_record(target, offset, header, data, chunk_bytes, _bar(progress, record.nbytes))
+        _write_record(target, offset, header, data, chunk_bytes, progress)
         return record
     if not isinstance(target, str):
         raise TypeError(f"agio.stage: target is an agio.Device or a file: URI, not {type(target).__name__}")
@@ -140,7 +140,7 @@ def stage(
         on_gpu = cuda_backend and getattr(getattr(data, "device", None), "type", None) == "cuda"
         backend = "gpu" if on_gpu else "cpu"
     with Runtime(backend=backend, devices=[uri]) as rt:
-        _write_record(rt.devices[0], offset, header, data, chunk_bytes, _bar(progress, record.nbytes))
+        _write_record(rt.devices[0], offset, header, data, chunk_bytes, progress)
     rt.check()
     return record
 
@@ -214,7 +214,7 @@ class _DeviceReader(io.RawIOBase):
 # --- writing records -------------------------------------------------------------------------
 
 
-def _write_record(dev: Device, offset: int, header: bytes, data: Any, chunk_bytes: int, bar: Any) -> None:
+def _write_record(dev: Device, offset: int, header: bytes, data: Any, chunk_bytes: int, progress: Any) -> None:
     lba = dev.lba_bytes
     if offset % lba != 0:
         raise ValueError(f"agio.stage: offset {offset} is not a multiple of {dev.uri}'s {lba}-byte LBA")
@@ -226,6 +226,7 @@ def _write_record(dev: Device, offset: int, header: bytes, data: Any, chunk_byte
         )
     if chunk_bytes < _ROW_BYTES:
         raise ValueError(f"agio.stage: chunk_bytes is at least {_ROW_BYTES}, not {chunk_bytes}")
+    bar = _bar(progress, int(data.shape[0]))
     head = numpy.frombuffer(bytearray(header), numpy.uint8)
     dev.write([offset], _place(head, dev, len(header)).reshape(1, -1))
     start = offset + len(header)

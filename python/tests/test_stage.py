@@ -138,8 +138,9 @@ def test_staging_at_an_offset_keeps_the_file_before_it(tmp_path):
     assert_same(np.load(io.BytesIO(data[4096:])), a)
 
 
-def test_a_npy_file_stages_from_its_path(rt, arrays, tmp_path):
-    a = example((100, 3, 7), np.int64)
+@pytest.mark.parametrize("shape,dtype", [SHAPES_AND_DTYPES[i] for i in (2, 3, 5)])
+def test_a_npy_file_stages_from_its_path(rt, arrays, tmp_path, shape, dtype):
+    a = example(shape, dtype)
     np.save(tmp_path / "a.npy", a)
     dev = rt.devices[0]
     record = agio.stage(tmp_path / "a.npy", dev, chunk_bytes=ROW)
