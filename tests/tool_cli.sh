@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The agio tool's command line on CPU threads: help at every level (stdout, exit 0), option
-# errors that name the option (exit 2), info that never creates a file, and staging a file into
-# a store and back out, byte for byte. Usage: tool_cli.sh PATH/TO/agio
+# errors that name the option (exit 2), info that never creates a file, staging a file into a
+# store and back out byte for byte, and a .npy file staged as a record and exported again (checked
+# by NumPy where python3 has it). Usage: tool_cli.sh PATH/TO/agio
 set -uo pipefail
 agio=$1
 work=$(mktemp -d)
@@ -19,7 +20,7 @@ expect() {
 }
 
 for h in -h --help help; do expect 0 'usage: agio <command>' $h; done
-for cmd in info "stage in" "stage out" "bench io" "bench randrw" soak demo; do
+for cmd in info stage export "bench io" "bench randrw" soak demo; do
   # shellcheck disable=SC2086
   for h in -h --help; do expect 0 "usage: agio ${cmd%% *}" $cmd $h; done
 done
@@ -41,18 +42,67 @@ expect 2 'never creates' info "file:$work/new.bin?create=64M"
 head -c 1048576 /dev/urandom > "$work/store.bin"
 expect 0 '2048 blocks of 512 bytes' info "file:$work/store.bin"
 
-# A file staged in at an offset comes back out unchanged; the store's bytes after a partial last
+# A file staged at an offset comes back out unchanged; the store's bytes after a partial last
 # block are kept.
 head -c 300001 /dev/urandom > "$work/in.bin"
 cp "$work/store.bin" "$work/before.bin"
-expect 0 'staged and verified' stage in --backend cpu --file "$work/in.bin" --store "file:$work/store.bin" --offset 4096
-expect 0 'copied' stage out --backend cpu --store "file:$work/store.bin" --file "$work/out.bin" --offset 4096 --length 300001
-cmp -s "$work/in.bin" "$work/out.bin" || fail "stage out did not give back what stage in put"
-expect 0 'copied' stage out --backend cpu --store "file:$work/store.bin" --file "$work/tail.bin" --offset 304097
-cmp -s <(tail -c +304098 "$work/before.bin") "$work/tail.bin" || fail "stage in changed bytes after the file's end"
-expect 2 'not a multiple' stage in --backend cpu --file "$work/in.bin" --store "file:$work/store.bin" --offset 100
-expect 2 'more than the' stage in --backend cpu --file "$work/in.bin" --store "file:$work/store.bin" --offset 1000448
-expect 2 'runs past the end' stage out --backend cpu --store "file:$work/store.bin" --file "$work/x" --offset 4096 --length 2M
+expect 0 'staged and verified' stage --backend cpu --file "$work/in.bin" --store "file:$work/store.bin" --offset 4096
+expect 0 'copied' export --backend cpu --store "file:$work/store.bin" --file "$work/out.bin" --offset 4096 --length 300001
+cmp -s "$work/in.bin" "$work/out.bin" || fail "export did not give back what stage put"
+expect 0 'copied' export --backend cpu --store "file:$work/store.bin" --file "$work/tail.bin" --offset 304097
+cmp -s <(tail -c +304098 "$work/before.bin") "$work/tail.bin" || fail "stage changed bytes after the file's end"
+[ "$(stat -c %s "$work/store.bin")" -eq 1048576 ] || fail "stage resized a store large enough"
+expect 2 'not a multiple' stage --backend cpu --file "$work/in.bin" --store "file:$work/store.bin" --offset 100
+expect 2 'more than the' stage --backend cpu --file "$work/in.bin" --store "ram:256K"
+expect 2 'run past the end' export --backend cpu --store "file:$work/store.bin" --file "$work/x" --offset 4096 --length 2M
+expect 2 'one of --npy FILE.npy and --file PATH' stage --backend cpu --store "file:$work/store.bin"
+expect 2 'one of --npy FILE.npy and --file PATH' export --backend cpu --store "file:$work/store.bin" --npy a --file b
+expect 2 'is now agio stage --file PATH --store URI' stage in --file "$work/in.bin" --store "file:$work/store.bin"
+expect 2 'is now agio export --store URI --file PATH' stage out --file "$work/in.bin" --store "file:$work/store.bin"
+
+# A file: store without create= is created to the size the data needs.
+expect 0 'staged and verified' stage --backend cpu --file "$work/in.bin" --store "file:$work/new-store.bin?lba=4096"
+[ "$(stat -c %s "$work/new-store.bin")" -eq 303104 ] || fail "stage did not create a 303104-byte store"
+cmp -s "$work/in.bin" <(head -c 300001 "$work/new-store.bin") || fail "the created store does not hold the file"
+
+# .npy files: a record whose header is padded to 4096 bytes and whose data is the file's; the
+# record exported is a .npy file NumPy loads, and a store that holds no record is refused.
+npy_case() {  # npy_case NAME DTYPE SHAPE: a .npy file written by NumPy, staged and exported
+  local name=$1
+  python3 -c "import numpy as np, sys; n = int(np.prod($3)); np.save(sys.argv[1], (np.arange(n) % 251).astype('$2').reshape($3))" "$work/$name.npy"
+  expect 0 'staged and verified' stage --backend cpu --npy "$work/$name.npy" --store "file:$work/$name.store?lba=512" --offset 8192
+  expect 0 'copied' export --backend cpu --store "file:$work/$name.store" --npy "$work/$name.out.npy" --offset 8192
+  python3 - "$work/$name.npy" "$work/$name.out.npy" "$work/$name.store" <<'PY' || fail "$name: the exported .npy file differs"
+import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), (a, b)
+out = open(sys.argv[2], "rb").read()
+assert len(out) == 4096 + a.nbytes, len(out)  # a header padded to 4096 bytes, then the data
+assert open(sys.argv[3], "rb").read()[8192 : 8192 + len(out)] == out  # a byte copy of the record
+PY
+}
+if python3 -c 'import numpy' 2>/dev/null; then
+  npy_case f32 float32 '(1000,)'
+  npy_case f16 float16 '(7, 33, 5)'
+  npy_case i64 int64 '(300, 1025)'
+  npy_case u4 '<U3' '(17,)'
+  npy_case dt 'datetime64[ns]' '(5, 2)'
+  npy_case scalar float64 '()'
+  expect 0 'staged and verified' stage --backend cpu --npy "$work/f32.npy" --store "file:$work/plain.npy"
+  python3 -c "import numpy as np, sys; assert (np.load(sys.argv[1]) == np.load(sys.argv[2])).all()" \
+    "$work/f32.npy" "$work/plain.npy" || fail "a store staged at offset 0 is not the .npy file NumPy loads"
+  python3 -c "import numpy as np; np.save('$work/fortran.npy', np.asfortranarray(np.zeros((3, 4))))"
+  expect 2 'Fortran order' stage --backend cpu --npy "$work/fortran.npy" --store "file:$work/x.store"
+  python3 -c "import numpy as np; np.save('$work/records.npy', np.zeros(3, 'i4,f8'))"
+  expect 2 'structured records' stage --backend cpu --npy "$work/records.npy" --store "file:$work/x.store"
+  python3 -c "import numpy as np; np.save('$work/objects.npy', np.array([None, 1]), allow_pickle=True)"
+  expect 2 'Python objects' stage --backend cpu --npy "$work/objects.npy" --store "file:$work/x.store"
+else
+  echo "tool_cli: python3 has no NumPy; the .npy checks against NumPy's own files are skipped"
+fi
+expect 2 "no staged array or .npy file: it starts with b'.x00.x00" export --backend cpu --store "ram:64K" --npy "$work/x.npy"
+printf 'PK\003\004 a zip file' > "$work/zip.npy"
+expect 2 "it starts with b'PK.x03.x04 a zip f'" stage --backend cpu --npy "$work/zip.npy" --store "ram:64K"
 
 [ "$failures" -eq 0 ] && echo "tool_cli: all checks passed"
 exit $((failures != 0))

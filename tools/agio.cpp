@@ -1,4 +1,4 @@
-// The agio command-line tool: store inspection and staging, the I/O benchmark, the soak test
+// The agio command-line tool: store inspection, staging and export, the I/O benchmark, the soak test
 // and the demo job. The paper's evaluation is a program of its own (agio-eval, eval/).
 #include <stdexcept>
 #include <string>
@@ -20,6 +20,14 @@ int moved_to_eval(int argc, char** argv, int) {
                               " (built with cmake -DAGIO_BUILD_EVAL=ON)");
 }
 
+// `agio stage in` and `agio stage out` became `agio stage --file` and `agio export --file`.
+int renamed_stage(int argc, char** argv, int) {
+  const bool in = argc > 2 && std::string(argv[2]) == "in";
+  throw std::invalid_argument(std::string("agio stage ") + (in ? "in" : "out") + " is now agio " +
+                              (in ? "stage --file PATH --store URI" : "export --store URI --file PATH") +
+                              " (with the same options)");
+}
+
 const std::string backend_synopsis = "[--backend cpu|gpu|auto]";
 
 }  // namespace
@@ -31,17 +39,21 @@ int main(int argc, char** argv) {
        "print a store's size and block size\n"
        "Opens the store as it is (file:PATH or ram:SIZE) and never creates or resizes one.",
        agio::tools::info_main},
-      {"stage in", "--file PATH --store URI [--offset BYTES] [--verify on|off] " + backend_synopsis,
-       "copy a local file into a store\n"
-       "The file goes in from byte --offset on (a multiple of the store's block size) through agio's\n"
-       "device-side I/O, is read back and compared (--verify off skips that); a partly filled last\n"
-       "block keeps the store's bytes after the file's end. Sizes take K, M, G suffixes.",
-       agio::tools::stage_in_main},
-      {"stage out", "--store URI --file PATH [--offset BYTES] [--length BYTES] " + backend_synopsis,
-       "copy a store's bytes out to a local file\n"
-       "Copies bytes [--offset, --offset + --length) of the store (default: to its end). Sizes take K,\n"
-       "M, G suffixes.",
-       agio::tools::stage_out_main},
+      {"stage", "(--npy FILE.npy | --file PATH) --store URI [--offset BYTES] [--verify on|off] " + backend_synopsis,
+       "copy a .npy file or any file into a store\n"
+       "--npy writes the array as a record that Python's agio.Array.open opens without repeating its dtype\n"
+       "and shape: the .npy header padded to 4096 bytes, then the data (a staged file: store is a .npy\n"
+       "file). --file writes the file's bytes. Both go in from byte --offset on (a multiple of the store's\n"
+       "block size) through agio's device-side I/O and are read back and compared (--verify off skips\n"
+       "that); a partly filled last block keeps the store's bytes after the end. A file: store without\n"
+       "create= is created, or extended, to the size needed. Sizes take K, M, G suffixes.",
+       agio::tools::stage_main},
+      {"export", "--store URI (--npy FILE.npy | --file PATH [--length BYTES]) [--offset BYTES] " + backend_synopsis,
+       "copy a staged array or a store's bytes out to a local file\n"
+       "--npy reads the record at byte --offset (what agio stage --npy or agio.stage wrote) and writes it\n"
+       "as a .npy file NumPy loads. --file copies bytes [--offset, --offset + --length) of the store\n"
+       "(default: to its end). Sizes take K, M, G suffixes.",
+       agio::tools::export_main},
       {"bench io",
        "[--quick | --full] [--out FILE] [--experiments ram,file,devices,movers] [--completion service|waiters]\n"
        "       [--seconds S] [--file PATH] [--file-gib G] [--ram-gib G] " +
@@ -65,6 +77,8 @@ int main(int argc, char** argv) {
        "removed at the end.",
        agio::tools::demo_main},
   };
+  commands.push_back({"stage in", "", "renamed agio stage --file", renamed_stage, false});
+  commands.push_back({"stage out", "", "renamed agio export --file", renamed_stage, false});
   for (const char* moved : {"overlap", "dlrm", "graphs", "evaluation", "cache_policies", "cache_overhead"}) {
     commands.push_back({std::string("bench ") + moved, "", "moved to agio-eval", moved_to_eval, false});
   }

@@ -1,8 +1,10 @@
-// agio stage in|out: moves data between a local file and a store through the runtime, the way
-// a user's kernel would (device threads issuing reads and writes), so that a store can be
-// filled before a job and its results taken out after. Staging goes through device memory in
-// windows of 64 MiB; every request's status is checked, data staged in is read back and
-// compared, and a progress line counts the windows.
+// agio stage and agio export: move data between local files and a store through the runtime,
+// the way a user's kernel would (device threads issuing reads and writes), so that a store can
+// be filled before a job and its results taken out after. A .npy file goes in as a record (its
+// header padded to 4096 bytes, then its data: npy_header.hpp) that Python's agio.Array.open
+// opens and that exports back to a .npy file; any other file goes in as its bytes. Staging goes
+// through device memory in windows of 64 MiB; every request's status is checked, data staged in
+// is read back and compared, and a progress line counts the windows.
 //
 // Compiled by nvcc when CUDA is available (the jobs then run as GPU kernels) and by the host
 // compiler otherwise (CPU threads).
@@ -25,6 +27,7 @@
 #include "harness/options.hpp"
 #include "harness/progress.hpp"
 #include "harness/transfer_job.hpp"
+#include "npy_header.hpp"
 
 namespace agio::tools {
 namespace {
@@ -103,45 +106,90 @@ void report(const char* what, std::uint64_t bytes, std::chrono::steady_clock::ti
               seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0, rt.describe().c_str());
 }
 
-int stage_in(const bench::options& opt) {
-  const std::string path = opt.get("file", "");
-  const std::string uri = opt.get("store", "");
-  const std::uint64_t offset = opt.bytes("offset", "0");
-  const bool verify = opt.get("verify", "on") == "on";
-  if (opt.get("verify", "on") != "on" && opt.get("verify", "on") != "off")
-    throw std::invalid_argument("--verify is on or off");
-  const backend want = bench::backend_option(opt);
-  opt.reject_unknown();
-  if (path.empty() || uri.empty()) throw std::invalid_argument("--file PATH and --store URI are both needed");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument("--file: cannot open '" + path + "' for reading");
-  const std::uint64_t size = std::filesystem::file_size(path);
+// What goes into the store: a header held in memory (empty for a plain file), then `size`
+// bytes of a local file from byte `from` on.
+class stage_source {
+ public:
+  stage_source(const std::string& path, std::string header, std::uint64_t from, std::uint64_t size)
+      : path_(path), header_(std::move(header)), in_(path, std::ios::binary), at_(from), size_(size) {
+    if (!in_) throw std::invalid_argument("cannot open '" + path + "' for reading");
+    in_.seekg(static_cast<std::streamoff>(from));
+  }
+  std::uint64_t bytes() const { return header_.size() + size_; }
+  // The next n bytes into `to`.
+  void read(std::byte* to, std::uint64_t n) {
+    const std::uint64_t from_header = std::min<std::uint64_t>(n, header_.size() - std::min(done_, header_.size()));
+    std::memcpy(to, header_.data() + done_, from_header);
+    done_ += from_header;
+    if (n > from_header &&
+        !in_.read(reinterpret_cast<char*>(to + from_header), static_cast<std::streamsize>(n - from_header))) {
+      throw std::runtime_error("reading " + path_ + " at byte " + std::to_string(at_ + done_ - header_.size()) +
+                               " failed");
+    }
+    done_ += n - from_header;
+  }
 
-  stager s(want, uri);
+ private:
+  std::string path_;
+  std::string header_;
+  std::ifstream in_;
+  std::uint64_t at_ = 0;
+  std::uint64_t size_ = 0;
+  std::uint64_t done_ = 0;
+};
+
+// A .npy file's header, read from the file.
+npy_header npy_file_header(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument("--npy: cannot open '" + path + "' for reading");
+  std::string first(12, '\0');
+  in.read(first.data(), static_cast<std::streamsize>(first.size()));
+  first.resize(static_cast<std::size_t>(in.gcount()));
+  std::string bytes(npy_header_length(first, path), '\0');
+  in.seekg(0);
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  return parse_npy_header(bytes, path);
+}
+
+// A file: URI without create= whose file is missing or smaller than `bytes` gets create=bytes,
+// so that staging creates or extends it; any other URI stays as it is.
+std::string sized_store(const std::string& uri, std::uint64_t bytes) {
+  if (uri.rfind("file:", 0) != 0) return uri;
+  const std::size_t query = uri.find('?');
+  const std::string path = uri.substr(5, query == std::string::npos ? std::string::npos : query - 5);
+  if (query != std::string::npos && ("&" + uri.substr(query + 1)).find("&create=") != std::string::npos) return uri;
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (std::filesystem::exists(status) &&
+      (!std::filesystem::is_regular_file(status) || std::filesystem::file_size(path) >= bytes)) {
+    return uri;
+  }
+  return uri + (query == std::string::npos ? "?" : "&") + "create=" + std::to_string(bytes);
+}
+
+// Writes `source` into the store from byte `offset` on, reading each window back when `verify`.
+void copy_in(stager& s, stage_source& source, const std::string& uri, std::uint64_t offset, bool verify) {
+  const std::uint64_t size = source.bytes();
   if (offset % s.lba() != 0) {
     throw std::invalid_argument("--offset " + std::to_string(offset) + " is not a multiple of the store's " +
                                 std::to_string(s.lba()) + "-byte blocks");
   }
   if (offset > s.capacity() || size > s.capacity() - offset) {
-    throw std::invalid_argument("--file is " + std::to_string(size) + " bytes, more than the " +
+    throw std::invalid_argument("the record is " + std::to_string(size) + " bytes, more than the " +
                                 std::to_string(offset > s.capacity() ? 0 : s.capacity() - offset) + " bytes of " + uri +
                                 " from --offset " + std::to_string(offset) + " on");
   }
-  std::printf("staging %s (%s) into %s at byte %llu\n", path.c_str(), mib(size).c_str(), uri.c_str(),
-              static_cast<unsigned long long>(offset));
   if (uri.rfind("ram:", 0) == 0)
     std::printf("note: a ram: store lives only as long as this command; use a file: store to keep the data\n");
-  const auto start = std::chrono::steady_clock::now();
   std::vector<std::byte> host(window_bytes), back(verify ? window_bytes : 0);
   bench::progress bar((size + window_bytes - 1) / window_bytes);
   for (std::uint64_t done = 0; done < size; done += window_bytes) {
     const std::uint64_t n = std::min(window_bytes, size - done);
-    if (!in.read(reinterpret_cast<char*>(host.data()), static_cast<std::streamsize>(n))) {
-      throw std::runtime_error("reading " + path + " at byte " + std::to_string(done) + " failed");
-    }
+    source.read(host.data(), n);
     const std::uint64_t first_lba = (offset + done) / s.lba();
     const std::uint64_t lbas = (n + s.lba() - 1) / s.lba();
-    // A last block the file fills only in part keeps the store's bytes beyond the file's end.
+    // A last block the data fills only in part keeps the store's bytes beyond the data's end.
     if (const std::uint64_t part = n % s.lba(); part != 0) {
       s.transfer(false, first_lba + lbas - 1, 1);
       s.rt().copy_to_host(host.data() + n, s.staging() + part, s.lba() - part);
@@ -155,42 +203,17 @@ int stage_in(const bench::options& opt) {
         std::uint64_t at = 0;
         while (back[at] == host[at]) ++at;
         throw std::runtime_error("verify: " + uri + " holds different data at byte " +
-                                 std::to_string(offset + done + at) + " than " + path + " at byte " +
-                                 std::to_string(done + at));
+                                 std::to_string(offset + done + at) + " than was written there");
       }
     }
     bar.step(mib(done + n));
   }
-  s.rt().stop();  // every write durable before we say so
-  report(verify ? "staged and verified" : "staged", size, start, s.rt());
-  return 0;
 }
 
-int stage_out(const bench::options& opt) {
-  const std::string uri = opt.get("store", "");
-  const std::string path = opt.get("file", "");
-  const std::uint64_t offset = opt.bytes("offset", "0");
-  const bool whole = !opt.has("length");
-  const std::uint64_t asked = whole ? 0 : opt.bytes("length", "0");
-  const backend want = bench::backend_option(opt);
-  opt.reject_unknown();
-  if (path.empty() || uri.empty()) throw std::invalid_argument("--store URI and --file PATH are both needed");
-
-  stager s(want, uri);
-  if (offset > s.capacity()) {
-    throw std::invalid_argument("--offset " + std::to_string(offset) + " lies beyond the end of " + uri + " (" +
-                                std::to_string(s.capacity()) + " bytes)");
-  }
-  const std::uint64_t length = whole ? s.capacity() - offset : asked;
-  if (length > s.capacity() - offset) {
-    throw std::invalid_argument("--length " + std::to_string(length) + " from --offset " + std::to_string(offset) +
-                                " runs past the end of " + uri + " (" + std::to_string(s.capacity()) + " bytes)");
-  }
+// Copies bytes [offset, offset + length) of the store into the local file `path`.
+void copy_out(stager& s, std::uint64_t offset, std::uint64_t length, const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::invalid_argument("--file: cannot open '" + path + "' for writing");
-  std::printf("copying bytes %llu..%llu of %s (%s) to %s\n", static_cast<unsigned long long>(offset),
-              static_cast<unsigned long long>(offset + length), uri.c_str(), mib(length).c_str(), path.c_str());
-  const auto start = std::chrono::steady_clock::now();
+  if (!out) throw std::invalid_argument("cannot open '" + path + "' for writing");
   const std::uint64_t window_lbas = window_bytes / s.lba();
   const std::uint64_t first = offset / s.lba();
   const std::uint64_t end = (offset + length + s.lba() - 1) / s.lba();
@@ -210,6 +233,109 @@ int stage_out(const bench::options& opt) {
   }
   out.close();
   if (!out || std::filesystem::file_size(path) != length) throw std::runtime_error("writing " + path + " failed");
+}
+
+// The header of the record at byte `offset` of the store, read through the runtime.
+npy_header record_header(stager& s, const std::string& uri, std::uint64_t offset) {
+  const std::string where = "byte " + std::to_string(offset) + " of " + uri;
+  if (offset % s.lba() != 0 || offset >= s.capacity()) {
+    throw std::invalid_argument("--offset " + std::to_string(offset) + " is not the start of a block of " + uri + " (" +
+                                std::to_string(s.lba()) + "-byte blocks, " + std::to_string(s.capacity()) + " bytes)");
+  }
+  std::string bytes;
+  const auto read = [&](std::uint64_t wanted) {
+    const std::uint64_t lbas = std::min((wanted + s.lba() - 1) / s.lba(), (s.capacity() - offset) / s.lba());
+    if (lbas * s.lba() > window_bytes) throw std::invalid_argument(where + ": the .npy header is longer than 64 MiB");
+    s.transfer(false, offset / s.lba(), lbas);
+    bytes.resize(lbas * s.lba());
+    s.rt().copy_to_host(bytes.data(), s.staging(), bytes.size());
+  };
+  read(npy_record_align);
+  const std::uint64_t length = npy_header_length(bytes, where);
+  if (length > bytes.size()) read(length);
+  return parse_npy_header(bytes, where);
+}
+
+// Exactly one of --npy and --file.
+std::pair<bool, std::string> npy_or_file(const bench::options& opt) {
+  const std::string npy = opt.get("npy", ""), file = opt.get("file", "");
+  if (npy.empty() == file.empty()) throw std::invalid_argument("one of --npy FILE.npy and --file PATH is needed");
+  return {!npy.empty(), npy.empty() ? file : npy};
+}
+
+int stage(const bench::options& opt) {
+  const auto [npy, path] = npy_or_file(opt);
+  const std::string asked_uri = opt.get("store", "");
+  const std::uint64_t offset = opt.bytes("offset", "0");
+  const std::string verify = opt.get("verify", "on");
+  if (verify != "on" && verify != "off") throw std::invalid_argument("--verify is on or off");
+  const backend want = bench::backend_option(opt);
+  opt.reject_unknown();
+  if (asked_uri.empty()) throw std::invalid_argument("--store URI is needed");
+  std::error_code error;
+  const std::uint64_t file_size = std::filesystem::file_size(path, error);
+  if (error) throw std::invalid_argument((npy ? "--npy" : "--file") + std::string(": cannot read '") + path + "'");
+
+  std::string header;
+  std::uint64_t from = 0, size = file_size;
+  std::string what = path + " (" + mib(file_size) + ")";
+  if (npy) {
+    const npy_header h = npy_file_header(path);
+    if (h.header_bytes + h.data_bytes() > file_size) {
+      throw std::invalid_argument("--npy: " + path + " is " + std::to_string(file_size) + " bytes, short of the " +
+                                  std::to_string(h.header_bytes + h.data_bytes()) + " its header promises");
+    }
+    header = padded_npy_header(h, npy_record_align);
+    from = h.header_bytes;
+    size = h.data_bytes();
+    what = path + " (" + h.descr + " " + h.shape_text() + ", " + mib(size) + ")";
+  }
+  stage_source source(path, header, from, size);
+  const std::string uri =
+      sized_store(asked_uri, offset + (source.bytes() + npy_record_align - 1) / npy_record_align * npy_record_align);
+  stager s(want, uri);
+  std::printf("staging %s into %s at byte %llu%s\n", what.c_str(), uri.c_str(), static_cast<unsigned long long>(offset),
+              npy ? (", its data at byte " + std::to_string(offset + header.size())).c_str() : "");
+  const auto start = std::chrono::steady_clock::now();
+  copy_in(s, source, uri, offset, verify == "on");
+  s.rt().stop();  // every write durable before we say so
+  report(verify == "on" ? "staged and verified" : "staged", source.bytes(), start, s.rt());
+  return 0;
+}
+
+int export_(const bench::options& opt) {
+  const auto [npy, path] = npy_or_file(opt);
+  const std::string uri = opt.get("store", "");
+  const std::uint64_t offset = opt.bytes("offset", "0");
+  const bool whole = !opt.has("length");
+  const std::uint64_t asked = whole ? 0 : opt.bytes("length", "0");
+  const backend want = bench::backend_option(opt);
+  opt.reject_unknown();
+  if (uri.empty()) throw std::invalid_argument("--store URI is needed");
+  if (npy && !whole) throw std::invalid_argument("--length goes with --file; a .npy record's header says its length");
+
+  stager s(want, uri);
+  if (offset > s.capacity()) {
+    throw std::invalid_argument("--offset " + std::to_string(offset) + " lies beyond the end of " + uri + " (" +
+                                std::to_string(s.capacity()) + " bytes)");
+  }
+  std::uint64_t length = whole ? s.capacity() - offset : asked;
+  if (npy) {
+    const npy_header h = record_header(s, uri, offset);
+    length = h.header_bytes + h.data_bytes();
+    std::printf("exporting the %s %s array at byte %llu of %s (%s) to %s\n", h.descr.c_str(), h.shape_text().c_str(),
+                static_cast<unsigned long long>(offset), uri.c_str(), mib(length).c_str(), path.c_str());
+  } else {
+    std::printf("copying bytes %llu..%llu of %s (%s) to %s\n", static_cast<unsigned long long>(offset),
+                static_cast<unsigned long long>(offset + length), uri.c_str(), mib(length).c_str(), path.c_str());
+  }
+  if (length > s.capacity() - offset) {
+    throw std::invalid_argument((npy ? "the record's " : "--length ") + std::to_string(length) +
+                                " bytes from --offset " + std::to_string(offset) + " run past the end of " + uri +
+                                " (" + std::to_string(s.capacity()) + " bytes)");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  copy_out(s, offset, length, path);
   s.rt().stop();
   report("copied", length, start, s.rt());
   return 0;
@@ -217,7 +343,7 @@ int stage_out(const bench::options& opt) {
 
 }  // namespace
 
-int stage_in_main(int argc, char** argv, int first) { return stage_in(bench::options(argc, argv, first)); }
-int stage_out_main(int argc, char** argv, int first) { return stage_out(bench::options(argc, argv, first)); }
+int stage_main(int argc, char** argv, int first) { return stage(bench::options(argc, argv, first)); }
+int export_main(int argc, char** argv, int first) { return export_(bench::options(argc, argv, first)); }
 
 }  // namespace agio::tools

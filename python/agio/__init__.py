@@ -9,5 +9,16 @@ See docs/PYTHON.md for every call.
 """
 
 from ._runtime import Device, IOError, Runtime, cuda_backend, runtime_option_names
+from ._stage import ArrayHeader, npy_header, read_header, stage
 
-__all__ = ["Device", "IOError", "Runtime", "cuda_backend", "runtime_option_names"]
+__all__ = [
+    "ArrayHeader",
+    "Device",
+    "IOError",
+    "Runtime",
+    "cuda_backend",
+    "npy_header",
+    "read_header",
+    "runtime_option_names",
+    "stage",
+]
