@@ -135,5 +135,6 @@ def test_figure_draws_every_panel(tmp_path):
             pick = {p["system"]: p for p in results.points if p["experiment"] == experiment and p["depth"] == depth}
             results.compare(experiment, depth, pick[ours], pick[theirs])
     doc = report.document(options.parse(["--out", str(tmp_path / "x.json")]), [], "NVIDIA H100", results)
-    plot.save(doc, tmp_path / "figure.png")
+    report.save(doc, tmp_path / "x.json")
+    assert plot.main([str(tmp_path / "x.json"), str(tmp_path / "figure.png")]) == 0
     assert (tmp_path / "figure.png").stat().st_size > 10_000

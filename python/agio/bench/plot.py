@@ -88,3 +88,24 @@ def save(doc: dict, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def main(argv: list[str]) -> int:
+    """python -m agio.bench.plot RESULTS.json [OUT.png]: the figure of a run, drawn afterwards
+    (on a machine with matplotlib when the one that measured has none)."""
+    import json
+
+    if len(argv) not in (1, 2):
+        print("usage: python -m agio.bench.plot RESULTS.json [OUT.png]")
+        return 2
+    source = Path(argv[0])
+    out = Path(argv[1]) if len(argv) == 2 else source.with_suffix(".png")
+    save(json.loads(source.read_text()), out)
+    print(f"figure: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))
