@@ -35,6 +35,17 @@ expect 2 'unknown option --bogus' demo --bogus 1
 expect 2 -- "--backend is cpu, gpu or auto, not 'tpu'" demo --backend tpu
 expect 2 -- '--mib is a whole number' demo --mib 0
 expect 2 'agio-eval dlrm' bench dlrm
+expect 2 -- "--ops: 'read' or 'write', not 'rd'" bench io --ops rd
+expect 2 -- '--io-bytes values are multiples of 4096' bench io --io-bytes 1000
+expect 2 -- '--outstanding values are 1 to' bench io --outstanding 0
+
+# bench io pinned to one point measures that point only: 4 KiB reads, 4 in flight, beside the
+# store's ceiling.
+expect 0 'results:' bench io --backend cpu --experiments ram --io-bytes 4096 --ops read --outstanding 4 \
+  --ram-gib 0.0625 --seconds 0.05 --queue-pairs 2 --controller-threads 1 --out "$work/io.json"
+points=$(grep -c '"outstanding": 4, "iops"' "$work/io.json")
+others=$(grep -c '"io_bytes": 65536\|"op": "write"\|"outstanding": 1, \|"outstanding": 16, ' "$work/io.json")
+[ "$points" -eq 2 ] && [ "$others" -eq 0 ] || fail "bench io --outstanding 4 --ops read measured other points: $(cat "$work/io.json")"
 
 # info looks and never creates.
 expect 2 'never creates' info "file:$work/new.bin?create=64M"

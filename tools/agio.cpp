@@ -59,13 +59,15 @@ int main(int argc, char** argv) {
        "       [--seconds S] [--file PATH] [--file-gib G] [--ram-gib G] " +
            backend_synopsis +
            "\n"
-           "       [--queue-pairs N] [--queue-depth N] [--controller-threads N] [--lanes-per-warp N]",
+           "       [--queue-pairs N] [--queue-depth N] [--controller-threads N] [--lanes-per-warp N]\n"
+           "       [--outstanding N,...] [--io-bytes N,...] [--ops read,write]",
        "random-I/O benchmark (fio-like), agio beside the store's own ceiling\n"
        "Random reads and writes (4 and 64 KiB) through agio, swept over requests in flight and devices,\n"
        "each point beside the store's own ceiling (a CPU loop driving it directly). --quick (the\n"
        "default) takes about a minute, --full more points. JSON to --out (default results/randrw.json).\n"
        "The file experiment writes a 1 GiB file (--file-gib) in the temp directory and removes it at\n"
-       "the end; --file PATH uses and keeps a file of yours.",
+       "the end; --file PATH uses and keeps a file of yours. --outstanding, --io-bytes and --ops pin the\n"
+       "points measured (requests in flight; I/O sizes of the ram and movers experiments; directions).",
        agio::bench::io_bench_main},
       {"bench randrw", "(the same as bench io)", "the former name of bench io", agio::bench::io_bench_main, false},
       agio::tools::soak_command(agio::tools::run_soak_program),

@@ -353,6 +353,11 @@ int io_bench_main(int argc, char** argv, int first) {
   const unsigned ctl_threads = opt.whole<unsigned>("controller-threads", 8);
   // GPU lanes per warp that issue requests (32: every lane; 1: one request thread per warp).
   const auto lanes_per_warp = opt.whole<std::uint32_t>("lanes-per-warp", 32);
+  // One point of the sweep, for a harness that compares against it (python -m agio.bench):
+  // requests in flight, I/O sizes (ram and movers) and directions; empty: every one.
+  const auto outstanding_pinned = opt.numbers("outstanding", "");
+  const auto io_bytes_list = opt.numbers("io-bytes", "4096,65536");
+  const auto ops = opt.list("ops", "read,write");
   opt.reject_unknown();
   if (!(seconds > 0)) throw std::invalid_argument("--seconds must be positive");
   if (ram_bytes < (1u << 20)) throw std::invalid_argument("--ram-gib is at least 1 MiB (0.001)");
@@ -360,6 +365,20 @@ int io_bench_main(int argc, char** argv, int first) {
   if (queue_pairs == 0) throw std::invalid_argument("--queue-pairs must be positive");
   if (depth < 2 || depth > 4096) throw std::invalid_argument("--queue-depth is 2 to 4096");
   if (lanes_per_warp == 0 || lanes_per_warp > 32) throw std::invalid_argument("--lanes-per-warp is 1 to 32");
+  for (const std::uint64_t n : outstanding_pinned) {
+    if (n == 0 || n > (1u << 20)) throw std::invalid_argument("--outstanding values are 1 to 1048576");
+  }
+  std::vector<std::uint32_t> io_sizes;
+  for (const std::uint64_t n : io_bytes_list) {
+    if (n < 4096 || n > (2u << 20) || n % 4096 != 0)
+      throw std::invalid_argument("--io-bytes values are multiples of 4096 up to 2 MiB");
+    io_sizes.push_back(static_cast<std::uint32_t>(n));
+  }
+  std::vector<bool> directions;  // write or not
+  for (const auto& op : ops) {
+    if (op != "read" && op != "write") throw std::invalid_argument("--ops: 'read' or 'write', not '" + op + "'");
+    directions.push_back(op == "write");
+  }
 
   const std::string ram = "ram:" + std::to_string(ram_bytes >> 20) + "M?lba=4096";
   const std::string file = "file:" + file_path + "?lba=4096";
@@ -367,19 +386,20 @@ int io_bench_main(int argc, char** argv, int first) {
                               "M?lba=4096&read_gbps=3.7&write_gbps=2.2";
   const std::vector<std::uint64_t> sweep_full{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144};
   const std::vector<std::uint64_t> sweep_quick{1, 16, 256, 4096, 16384};
-  const auto& sweep = full ? sweep_full : sweep_quick;
-  const std::vector<std::uint64_t> file_sweep{1, 4, 16, 64, 128, 256, 1024};
+  const auto& sweep = !outstanding_pinned.empty() ? outstanding_pinned : full ? sweep_full : sweep_quick;
+  const std::vector<std::uint64_t> file_sweep =
+      !outstanding_pinned.empty() ? outstanding_pinned : std::vector<std::uint64_t>{1, 4, 16, 64, 128, 256, 1024};
 
   std::vector<series> plan;
   for (const auto& e : experiments) {
     if (e == "ram") {
-      for (std::uint32_t size : {4096u, 65536u})
-        for (bool w : {false, true})
+      for (const std::uint32_t size : io_sizes)
+        for (const bool w : directions)
           plan.push_back(
               {"ram", "ram: store (pinned host RAM, no profile)", {ram}, data_mover::gpu_warps, size, w, sweep, true});
     } else if (e == "movers") {
-      for (std::uint32_t size : {4096u, 65536u})
-        for (bool w : {false, true})
+      for (const std::uint32_t size : io_sizes)
+        for (const bool w : directions)
           plan.push_back({"ram-copy_engine",
                           "ram: store, copy-engine mover",
                           {ram},
@@ -389,7 +409,7 @@ int io_bench_main(int argc, char** argv, int first) {
                           sweep,
                           false});
     } else if (e == "file") {
-      for (bool w : {false, true})
+      for (const bool w : directions)
         plan.push_back({"file",
                         "file: store on the machine's disk (real I/O)",
                         {file},
@@ -401,7 +421,7 @@ int io_bench_main(int argc, char** argv, int first) {
     } else if (e == "devices") {
       for (std::uint32_t n = 1; n <= 4; ++n) {
         std::vector<std::string> uris(n, profile);
-        for (bool w : {false, true})
+        for (const bool w : directions)
           plan.push_back({"profile-x" + std::to_string(n),
                           "ram: stores emulating a 3.7 GB/s read / 2.2 GB/s write SSD",
                           uris,

@@ -1,0 +1,92 @@
+"""The C++ agio tool as a comparator: `agio bench io` pinned to the ram experiment's points and
+`agio bench gather`. Each invocation is one small function, so that option names can follow the
+tool; each run has a deadline."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+def missing_reason(tool: Path | None, command: list[str]) -> str | None:
+    """Why `tool command` cannot run, or None."""
+    name = " ".join(command)
+    if tool is None:
+        return f"no --cpp-tool given: the comparison with the C++ 'agio {name}' is skipped"
+    if not (tool.is_file() and os.access(tool, os.X_OK)):
+        return f"--cpp-tool {tool} is not an executable file: the comparison with 'agio {name}' is skipped"
+    try:
+        done = subprocess.run([str(tool), *command, "--help"], check=False, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{tool} {name} --help failed ({e}): the comparison is skipped"
+    if done.returncode != 0:
+        return f"{tool} has no '{name}' command: the comparison is skipped"
+    return None
+
+
+def _run_json(cmd: list[str], out: Path, timeout_s: float) -> dict:
+    try:
+        done = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"agio.bench: {' '.join(cmd)} did not finish within {timeout_s:.0f} s") from None
+    if done.returncode != 0:
+        raise RuntimeError(f"agio.bench: {' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()[-2000:]}")
+    return json.loads(out.read_text())
+
+
+def bench_io(tool: Path, args: argparse.Namespace, backend: str) -> tuple[dict[int, float], dict]:
+    """One run of `agio bench io` at the ram experiment's points (4 KiB random reads from a ram:
+    store of --ram-gib, every depth, the same queues, controller threads and completion as the
+    Python side): reads per second by depth, and the tool's config as its JSON gives it."""
+    with tempfile.TemporaryDirectory(prefix="agio-bench-") as tmp:
+        out = Path(tmp) / "io.json"
+        cmd = [str(tool), "bench", "io", "--experiments", "ram", "--io-bytes", "4096", "--ops", "read",
+               "--outstanding", ",".join(map(str, args.depths)), "--ram-gib", repr(args.ram_gib),
+               "--queue-pairs", str(args.queue_pairs), "--queue-depth", str(args.queue_depth),
+               "--controller-threads", str(args.controller_threads), "--completion", args.completion,
+               "--backend", backend]
+        if args.seconds is not None:
+            cmd += ["--seconds", repr(args.seconds)]
+        # Each depth runs agio and the store's CPU ceiling, each for --seconds after a calibration.
+        doc = _run_json(cmd + ["--out", str(out)], out, 300 + 4 * len(args.depths) * (args.seconds or 1.0))
+    iops = {p["outstanding"]: p["iops"] for p in doc["points"]
+            if p["system"] == "agio" and p["op"] == "read" and p["io_bytes"] == 4096 and p["series"] == "ram"}
+    missing = [d for d in args.depths if d not in iops]
+    if missing:
+        raise RuntimeError(f"agio.bench: agio bench io gave no point for depths {missing}: {doc['points']}")
+    ceiling = {p["outstanding"]: p["iops"] for p in doc["points"] if p["system"] == "cpu-ceiling"}
+    return iops, {"device": doc.get("device"), "commit": doc.get("commit"), "config": doc.get("config"),
+                  "command": " ".join(cmd), "cpu_ceiling_iops": ceiling}
+
+
+def bench_gather(tool: Path, args: argparse.Namespace, backend: str, store_uri: str) -> tuple[list[float], dict]:
+    """`agio bench gather` with the gather experiment's shape: rows gathered per second, one value
+    per repeat, and the tool's document header."""
+    with tempfile.TemporaryDirectory(prefix="agio-bench-") as tmp:
+        out = Path(tmp) / "gather.json"
+        cmd = [str(tool), "bench", "gather", "--rows", str(args.gather_rows), "--row-bytes",
+               str(args.gather_row_bytes), "--table-factor", str(args.gather_table_factor), "--cache-mib",
+               str(args.gather_cache_mib), "--store", store_uri, "--repeats", str(args.repeats),
+               "--backend", backend]
+        doc = _run_json(cmd + ["--out", str(out)], out, 600)
+    return gather_rows_per_second(doc), {"device": doc.get("device"), "commit": doc.get("commit"),
+                                         "config": doc.get("config"), "command": " ".join(cmd)}
+
+
+def gather_rows_per_second(doc: dict) -> list[float]:
+    """Rows per second of each gather point: its rows_per_s (or rows_per_second), else rows /
+    seconds."""
+    values = []
+    for p in doc.get("points", []):
+        rate = p.get("rows_per_s", p.get("rows_per_second"))
+        if rate is None and p.get("seconds"):
+            rate = p.get("rows", 0) / p["seconds"]
+        if rate:
+            values.append(float(rate))
+    if not values:
+        raise RuntimeError(f"agio.bench: no rows per second in agio bench gather's points: {doc.get('points')}")
+    return values

@@ -1,0 +1,140 @@
+"""python -m agio.bench at a tiny size: the document's structure, every figure positive, the
+comparisons and their targets, and the lines that say what was skipped."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import agio
+from agio.bench import harness, options, report, workload
+
+REPO = Path(__file__).resolve().parents[2]
+TINY = ["--quick", "--depths", "1,4", "--repeats", "2", "--seconds", "0.02", "--file-gib", "0.004",
+        "--ram-gib", "0.004", "--queue-pairs", "2", "--queue-depth", "64", "--controller-threads", "1"]
+
+
+def _cpp_tool() -> Path | None:
+    """The C++ tool: AGIO_BENCH_CPP_TOOL, or the CPU build's (scripts/test.sh builds it)."""
+    named = os.environ.get("AGIO_BENCH_CPP_TOOL")
+    tool = Path(named) if named else REPO / "build-cpu" / "tools" / "agio"
+    return tool if tool.is_file() else None
+
+
+def _run(tmp_path: Path, backend: str, *extra: str) -> dict:
+    out = tmp_path / "bench.json"
+    assert harness.main([*TINY, "--backend", backend, "--out", str(out), *extra]) == 0
+    return json.loads(out.read_text())
+
+
+def test_quick_run_measures_every_depth_and_says_what_it_skipped(tmp_path, backend):
+    not_a_tool = tmp_path / "agio"
+    not_a_tool.write_text("")
+    doc = _run(tmp_path, backend, "--experiments", "file,ram,gather", "--cpp-tool", str(not_a_tool))
+
+    for key in ("benchmark", "device", "date", "command", "commit", "driver", "host", "agio", "config", "points",
+                "comparisons", "targets", "notes"):
+        assert key in doc, key
+    assert doc["agio"]["backend"] == backend
+    assert doc["config"]["depths"] == [1, 4]
+    for experiment in ("file", "ram"):
+        points = [p for p in doc["points"] if p["experiment"] == experiment and p["system"] == "agio-python"]
+        assert [p["depth"] for p in points] == [1, 4]
+        for p in points:
+            assert len(p["repeats"]) == 2 and min(p["repeats"]) > 0
+            assert p["min"] <= p["median"] <= p["max"]
+    assert "(real I/O)" in doc["points"][0]["store"]
+    assert any("(emulation)" in p["store"] for p in doc["points"] if p["experiment"] == "ram")
+
+    # The C++ comparison is skipped with one line naming the tool; nothing of it is measured.
+    assert [n for n in doc["notes"] if "is not an executable file" in n and "bench io" in n]
+    assert not [p for p in doc["points"] if p["system"] == "agio-cpp"]
+    ram_target = next(t for t in doc["targets"] if t["experiment"] == "ram")
+    assert ram_target["met"] is None and ram_target["result"] == "not measured"
+    if not hasattr(agio, "Array"):
+        assert "agio.Array is not in this build: the gather experiment is skipped" in doc["notes"]
+    if backend == "cpu" or not [p for p in doc["points"] if p["system"] == "kvikio"]:
+        assert [n for n in doc["notes"] if "KvikIO" in n]
+
+
+def test_ram_experiment_sets_python_beside_the_cpp_tool_at_the_same_points(tmp_path, backend):
+    tool = _cpp_tool()
+    if tool is None:
+        pytest.skip("no C++ agio tool (build-cpu/tools/agio, or AGIO_BENCH_CPP_TOOL)")
+    doc = _run(tmp_path, backend, "--experiments", "ram", "--cpp-tool", str(tool))
+    ratios = {c["depth"]: c["ratio"] for c in doc["comparisons"] if c["experiment"] == "ram"}
+    assert sorted(ratios) == [1, 4] and min(ratios.values()) > 0
+    command = doc["cpp_bench_io"]["command"]
+    for pinned in ("--outstanding 1,4", "--io-bytes 4096", "--ops read", "--queue-pairs 2", "--queue-depth 64",
+                   "--controller-threads 1", f"--backend {backend}"):
+        assert pinned in command
+    assert doc["cpp_bench_io"]["config"]["ram"] == doc["points"][0]["uri"]
+
+
+@pytest.mark.skipif(not hasattr(agio, "Array"), reason="agio.Array is not in this build")
+def test_gather_experiment_checks_every_row_and_reports_rows_per_second(tmp_path, backend):
+    doc = _run(tmp_path, backend, "--experiments", "gather", "--gather-rows", "4096", "--gather-cache-mib", "1")
+    (point,) = [p for p in doc["points"] if p["experiment"] == "gather"]
+    assert point["verified"] and point["unit"] == "rows/s" and min(point["repeats"]) > 0
+    assert point["table_rows"] * point["row_bytes"] == 4 * point["cache_bytes"]
+
+
+def test_targets_hold_every_ratio_from_their_depth_on():
+    results = report.Results()
+    for depth, ratio in ((1, 1.5), (16, 0.8), (64, 3.2), (128, 2.9)):
+        results.comparisons.append({"experiment": "file", "depth": depth, "ratio": ratio,
+                                    "numerator": "agio-python", "denominator": "kvikio"})
+    verdicts = {v["target"]: v for v in report.judge(results)}
+    three_x = verdicts["file: agio >= 3x KvikIO from 64 in flight"]
+    assert three_x["met"] is False and three_x["result"] == "lowest 2.90x at depth 128"
+    never_slower = verdicts["file: agio never slower than KvikIO"]
+    assert never_slower["met"] is False and never_slower["result"] == "lowest 0.80x at depth 16"
+    assert verdicts["gather: Python Array >= 0.8x C++ bench gather"]["met"] is None
+
+
+def test_wrong_data_stops_the_benchmark():
+    got = np.zeros((3, 8), np.uint8)
+    expected = got.copy()
+    expected[2, 5] = 1
+    with pytest.raises(RuntimeError, match="wrong data for 1 of 3 rows, the first at byte offset 8192"):
+        workload.check_rows("agio", got, expected, np.array([0, 4096, 8192]))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--depths", "0,4"], "whole numbers of at least 1"),
+    (["--experiments", "file,disk"], "unknown experiment"),
+    (["--seconds", "1", "--reads", "100"], "not allowed with argument"),
+])
+def test_bad_options_name_what_to_change(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit:
+        options.parse(argv)
+    assert exit.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_figure_draws_every_panel(tmp_path):
+    pytest.importorskip("matplotlib")
+    from agio.bench import plot
+
+    results = report.Results(info={"agio": {"backend": "gpu"}})
+    gather = {"rows": 1 << 20, "row_bytes": 512, "table_rows": 1 << 21, "cache_bytes": 1 << 28}
+    for system, scale in (("agio-python", 3.0), ("kvikio", 1.0), ("agio-cpp", 1.1)):
+        for depth in (1, 64, 1024):
+            if system != "agio-cpp":
+                results.point("file", system, "file: (real I/O)", depth, [scale * depth, scale * depth * 1.1])
+            if system != "kvikio":
+                results.point("ram", system, "ram: (emulation)", depth, [scale * depth * 100])
+        if system != "kvikio":
+            results.point("gather", system, "ram: (emulation)", None, [scale * 1e6], unit="rows/s", **gather)
+    for experiment, ours, theirs in (("file", "agio-python", "kvikio"), ("ram", "agio-python", "agio-cpp")):
+        for depth in (1, 64, 1024):
+            pick = {p["system"]: p for p in results.points if p["experiment"] == experiment and p["depth"] == depth}
+            results.compare(experiment, depth, pick[ours], pick[theirs])
+    doc = report.document(options.parse(["--out", str(tmp_path / "x.json")]), [], "NVIDIA H100", results)
+    report.save(doc, tmp_path / "x.json")
+    assert plot.main([str(tmp_path / "x.json"), str(tmp_path / "figure.png")]) == 0
+    assert (tmp_path / "figure.png").stat().st_size > 10_000
