@@ -8,12 +8,13 @@
 See docs/PYTHON.md for every call.
 """
 
-from ._runtime import Device, IOError, Runtime, cuda_backend, runtime_option_names
+from ._runtime import Device, Future, IOError, Runtime, cuda_backend, runtime_option_names
 from ._stage import ArrayHeader, npy_header, read_header, stage
 
 __all__ = [
     "ArrayHeader",
     "Device",
+    "Future",
     "IOError",
     "Runtime",
     "cuda_backend",

@@ -32,6 +32,33 @@ runtime_option_names = tuple(
 """Keywords Runtime accepts: the fields of the C++ agio::runtime_options."""
 
 
+class Future:
+    """A read or write in flight (blocking=False, or pread/pwrite), like KvikIO's IOFuture.
+
+    done() says whether it has finished, without waiting; wait() (or get()) waits for it and
+    returns its result (the output array, or the bytes transferred for pread/pwrite), raising
+    what the call would have raised. Work queued later on the same CUDA stream runs after it
+    anyway: wait() is only needed where the host needs the data or the outcome."""
+
+    def __init__(self, batch: Any, result: Any, keep: tuple):
+        self._batch = batch
+        self._result = result
+        self._keep = keep  # the caller's arrays stay alive while the GPU uses them
+
+    def done(self) -> bool:
+        return self._batch.done()
+
+    def wait(self) -> Any:
+        self._batch.wait()
+        self._keep = ()
+        return self._result
+
+    get = wait
+
+    def __repr__(self) -> str:
+        return f"agio.Future({'done' if self.done() else 'in flight'})"
+
+
 class Device:
     """A store attached to a Runtime (Runtime.attach). Its properties are known once attached;
     reads and writes need the runtime started."""
@@ -56,38 +83,136 @@ class Device:
     def capacity_bytes(self) -> int:
         return self._description()["capacity_bytes"]
 
-    def read(self, offsets: Any, out: Any) -> Any:
+    def read(self, offsets: Any, out: Any, *, stream: Any = None, blocking: bool = True,
+             in_flight: int | None = None) -> Any:
         """Reads row i of `out` (its first dimension) from byte offset offsets[i], all rows in
-        one batch, and returns `out`. `offsets`: any one-dimensional integer array (NumPy,
-        PyTorch, CuPy: anything with DLPack or the buffer protocol); `out`: a C-contiguous
-        array in host memory on the CPU backend, in CUDA memory on the GPU backend, whose rows
-        are a multiple of the LBA size. Returns once every row has landed; raises agio.IOError
-        if any failed (the rows that did not fail hold their data)."""
-        self._runtime._live().transfer(self.index, False, _array(offsets), _array(out))
-        return out
+        one batch, and returns `out` (or, with blocking=False, a Future whose wait() returns it).
+        `offsets`: any one-dimensional integer array (NumPy, PyTorch, CuPy, JAX: DLPack, the
+        buffer protocol or __cuda_array_interface__; in CUDA memory it is checked there, never
+        copied to the host); `out`: a C-contiguous array in host memory on the CPU backend, in
+        CUDA memory on the GPU backend, whose rows are a multiple of the LBA size. On the GPU
+        backend the batch is queued on `stream` (default: the current stream of out's framework,
+        PyTorch's or CuPy's), after the work queued there before it. `in_flight`: at most this
+        many requests at once (default: one per row, up to 8192 GPU or 16 CPU threads). Raises
+        agio.IOError if any row failed (the rows that did not fail hold their data)."""
+        return self._transfer(False, offsets, out, stream, blocking, in_flight)
 
-    def write(self, offsets: Any, src: Any) -> None:
-        """Writes row i of `src` to byte offset offsets[i]; as read() for the arguments."""
-        self._runtime._live().transfer(self.index, True, _array(offsets), _array(src))
+    def write(self, offsets: Any, src: Any, *, stream: Any = None, blocking: bool = True,
+              in_flight: int | None = None) -> Any:
+        """Writes row i of `src` to byte offset offsets[i]; as read() for the arguments. Returns
+        None (with blocking=False, a Future)."""
+        return self._transfer(True, offsets, src, stream, blocking, in_flight)
+
+    def pread(self, buf: Any, size: int | None = None, file_offset: int = 0, buf_offset: int = 0, *,
+              stream: Any = None) -> Future:
+        """KvikIO's pread: reads `size` bytes (default: all of buf from buf_offset) from byte
+        `file_offset` of the device into `buf` at byte `buf_offset`, split into transfers of up
+        to max_transfer_bytes issued at once. Returns a Future whose get() returns the bytes
+        read. file_offset and size are multiples of the LBA size."""
+        return self._range(False, buf, size, file_offset, buf_offset, stream)
+
+    def pwrite(self, buf: Any, size: int | None = None, file_offset: int = 0, buf_offset: int = 0, *,
+               stream: Any = None) -> Future:
+        """KvikIO's pwrite: writes `size` bytes of `buf` from byte `buf_offset` to byte
+        `file_offset` of the device; as pread()."""
+        return self._range(True, buf, size, file_offset, buf_offset, stream)
+
+    def _transfer(self, write: bool, offsets: Any, data: Any, stream: Any, blocking: bool,
+                  in_flight: int | None) -> Any:
+        core = self._runtime._live()
+        if not write:
+            _check_writable("out", data)
+        offsets_array, data_array = _array(offsets), _array(data)
+        batch = core.transfer(self.index, write, offsets_array, data_array, in_flight or 0,
+                              _stream_handle(stream, data))
+        future = Future(batch, None if write else data, (offsets_array, data_array))
+        return future.wait() if blocking else future
+
+    def _range(self, write: bool, buf: Any, size: int | None, file_offset: int, buf_offset: int,
+               stream: Any) -> Future:
+        core = self._runtime._live()
+        if not write:
+            _check_writable("buf", buf)
+        array = _array(buf)
+        if size is None:
+            size = _nbytes(array) - buf_offset
+        batch = core.transfer_range(self.index, write, array, size, file_offset, buf_offset,
+                                    _stream_handle(stream, buf))
+        return Future(batch, size, (array,))
 
     def __repr__(self) -> str:
         return f"agio.Device({self.index}, {self.uri!r})"
 
 
+def _check_writable(name: str, a: Any) -> None:
+    flags = getattr(a, "flags", None)
+    if flags is not None and hasattr(flags, "writeable") and not flags.writeable:
+        raise ValueError(f"agio: {name} is read-only; reads need a writable array (numpy: .copy())")
+
+
+def _nbytes(a: Any) -> int:
+    if hasattr(a, "nbytes"):
+        return int(a.nbytes)
+    return a.numel() * a.element_size()
+
+
 def _array(a: Any) -> Any:
-    """Python sequences become NumPy arrays; arrays pass as they are (DLPack/buffer protocol)."""
+    """What the extension takes: objects with DLPack or the buffer protocol pass as they are;
+    Python sequences become NumPy arrays; objects with only __cuda_array_interface__ (Numba's
+    device arrays, for one) are viewed through PyTorch or CuPy, without a copy."""
     if isinstance(a, (list, tuple, range)):
         import numpy
 
         return numpy.asarray(a, dtype=numpy.int64)
+    if hasattr(a, "__cuda_array_interface__") and not hasattr(a, "__dlpack__"):
+        if importlib.util.find_spec("torch") is not None:
+            import torch
+
+            return torch.as_tensor(a, device="cuda")
+        if importlib.util.find_spec("cupy") is not None:
+            import cupy
+
+            return cupy.asarray(a)
+        raise TypeError(
+            "agio: an array with only __cuda_array_interface__ needs PyTorch or CuPy installed "
+            "to be viewed; pass a DLPack-capable array instead"
+        )
     return a
+
+
+def _stream_handle(stream: Any, data: Any) -> int:
+    """The cudaStream_t to queue a batch on: `stream` as given (an int, a torch.cuda.Stream,
+    a CuPy stream: anything with cuda_stream or ptr), else the current stream of the framework
+    `data` comes from, else the default stream (0). Refuses a stream being captured into a CUDA
+    graph (PyTorch's check; the extension checks the stream itself too)."""
+    if stream is not None:
+        for attribute in ("cuda_stream", "ptr"):
+            if hasattr(stream, attribute):
+                return int(getattr(stream, attribute))
+        return int(stream)
+    kind = type(data).__module__.split(".")[0]
+    if kind == "torch" and data.is_cuda:
+        import torch
+
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError(
+                "agio: reads and writes cannot be captured into a CUDA graph: the completion "
+                "service they need is started by the host at each call, which a graph replay "
+                "would not do. Issue them outside the capture (before it, or between replays)"
+            )
+        return torch.cuda.current_stream(data.device).cuda_stream
+    if kind == "cupy":
+        import cupy
+
+        return cupy.cuda.get_current_stream().ptr
+    return 0
 
 
 def _initialize_torch_cuda() -> None:
     """PyTorch initialises CUDA lazily, on its first CUDA call, and that initialisation waits for
-    every kernel running on the device: after the runtime has started its completion service (a
-    kernel that runs until stop) it would never return. So when PyTorch is installed, its CUDA
-    state is initialised before the service starts."""
+    every kernel running on the device: beside a persistent completion service
+    (completion="service", a kernel that runs until stop) it would never return. So when PyTorch
+    is installed, its CUDA state is initialised before the runtime starts."""
     if importlib.util.find_spec("torch") is None:
         return
     import torch
@@ -105,7 +230,10 @@ class Runtime:
     Devices are attached before start: pass `devices=[uri, ...]` or call attach() first and
     start() (or enter the `with` block) after. Keywords are the fields of the C++
     agio::runtime_options (runtime_option_names lists them): backend ("auto", "gpu", "cpu"),
-    mover ("gpu_warps", "copy_engine"), completion ("service", "waiters"),
+    mover ("gpu_warps", "copy_engine"), completion ("on_demand", the default here: the
+    completion service runs only while a call is in flight, so torch.cuda.synchronize() and
+    anything else that waits for every kernel return between calls; "service": it runs from
+    start to stop, saving a kernel launch per call; "waiters": none, waiting threads retire),
     max_transfer_bytes, controller_threads, service_warps, transaction_records,
     submit_timeout_ms, wait_timeout_ms, stop_timeout_ms, controller_spin_us,
     gpu_thread_stack_bytes. An unknown keyword raises TypeError."""
@@ -113,6 +241,7 @@ class Runtime:
     def __init__(self, backend: str = "auto", devices: tuple | list = (), **options: Any):
         opts = _agio.RuntimeOptions()
         opts.backend = backend
+        opts.completion = "on_demand"
         for name, value in options.items():
             if name not in runtime_option_names:
                 raise TypeError(

@@ -1,9 +1,9 @@
 #pragma once
-// The job behind Device.read and Device.write: rows of `row_bytes` bytes at the byte offsets
-// `offsets[i]` of device `dev`, read into or written from row i of `rows`. Each of the job's
-// threads takes rows t, t + threads, ... (on the GPU backend one GPU thread per stride, so
-// `threads` requests are in flight at once), and the failures are counted in `failures[0]`,
-// the lowest failing row in `failures[1]` (the request itself reaches runtime::check()).
+// The jobs behind Device.read/write and pread/pwrite: rows of data at byte offsets of one
+// device. Offsets come either from the caller's integer array, read where it lies (host or GPU
+// memory, any integer width), or as a contiguous range (first + i * row_bytes, for pread). An
+// array in GPU memory is checked by check_job on the device, so that it never travels to the
+// host; batch_job then issues nothing if any row was refused.
 #include <cstddef>
 #include <cstdint>
 
@@ -12,16 +12,91 @@
 
 namespace agio::python {
 
+// Row i's byte offset.
+struct row_offsets {
+  const void* values = nullptr;  // the caller's integers, or nullptr for first + i * stride
+  std::uint32_t width = 8;       // bytes per integer: 1, 2, 4 or 8
+  bool is_signed = false;
+  std::uint64_t first = 0;
+  std::uint64_t stride = 0;
+
+  // Row i's offset as the caller gave it (negative values stay negative).
+  AGIO_HD std::int64_t raw(std::uint64_t i) const {
+    if (values == nullptr) return static_cast<std::int64_t>(first + i * stride);
+    switch (width) {
+      case 1:
+        return is_signed ? std::int64_t{static_cast<const std::int8_t*>(values)[i]}
+                         : std::int64_t{static_cast<const std::uint8_t*>(values)[i]};
+      case 2:
+        return is_signed ? std::int64_t{static_cast<const std::int16_t*>(values)[i]}
+                         : std::int64_t{static_cast<const std::uint16_t*>(values)[i]};
+      case 4:
+        return is_signed ? std::int64_t{static_cast<const std::int32_t*>(values)[i]}
+                         : std::int64_t{static_cast<const std::uint32_t*>(values)[i]};
+      default: return static_cast<const std::int64_t*>(values)[i];
+    }
+  }
+};
+
+// Why a row was refused before anything was issued.
+enum class row_refusal : std::uint32_t { none = 0, negative = 1, misaligned = 2, past_end = 3 };
+
+// The first refused row and why, packed so that one atomic minimum keeps the lowest row:
+// (row << 2) | refusal. no_refusal while every row was fine.
+inline constexpr std::uint64_t no_refusal = ~std::uint64_t{0};
+
+struct row_bounds {
+  std::uint64_t rows = 0;
+  std::uint64_t row_bytes = 0;       // every row but the last
+  std::uint64_t last_row_bytes = 0;  // the last row (shorter for a pread whose size is not a multiple)
+  std::uint32_t lba_bytes = 0;
+  std::uint64_t capacity = 0;  // the device's bytes
+
+  AGIO_HD std::uint64_t bytes_of(std::uint64_t i) const { return i + 1 == rows ? last_row_bytes : row_bytes; }
+
+  AGIO_HD row_refusal check(std::int64_t offset, std::uint64_t i) const {
+    if (offset < 0) return row_refusal::negative;
+    const auto at = static_cast<std::uint64_t>(offset);
+    if (at % lba_bytes != 0) return row_refusal::misaligned;
+    if (at > capacity || capacity - at < bytes_of(i)) return row_refusal::past_end;
+    return row_refusal::none;
+  }
+};
+
+// Checks every row's offset and keeps the lowest refused one in *refused.
+struct check_job {
+  row_offsets offsets;
+  row_bounds bounds;
+  std::uint64_t* refused;
+
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    using portable::scope;
+    for (std::uint64_t i = t; i < bounds.rows; i += threads) {
+      const row_refusal why = bounds.check(offsets.raw(i), i);
+      if (why == row_refusal::none) continue;
+      const std::uint64_t packed = i << 2 | static_cast<std::uint64_t>(why);
+      std::uint64_t lowest = portable::load<scope::device>(*refused, portable::relaxed);
+      while (packed < lowest &&
+             !portable::compare_exchange<scope::device>(*refused, lowest, packed, portable::relaxed)) {
+      }
+      return;  // later rows of this thread are higher
+    }
+  }
+};
+
+// Each of the job's threads takes rows t, t + threads, ... (on the GPU backend one GPU thread
+// per stride, so `threads` requests are in flight at once). Failed rows are counted in
+// failures[0], the lowest in failures[1] (the request itself reaches runtime::check()).
 template <class IO>
 struct batch_job {
   IO io;
   std::uint32_t dev;
   bool write;
-  const std::uint64_t* offsets;
-  std::uint64_t rows;
-  std::uint64_t row_bytes;
+  row_offsets offsets;
+  row_bounds bounds;
   std::byte* data;
-  std::uint64_t* failures;  // [0]: how many rows failed, [1]: the lowest failing row
+  const std::uint64_t* refused;  // check_job's verdict, or nullptr when the host checked
+  std::uint64_t* failures;       // [0]: how many rows failed, [1]: the lowest failing row
 
   AGIO_HD void note_failure(std::uint64_t row) const {
     using portable::scope;
@@ -32,10 +107,13 @@ struct batch_job {
   }
 
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    for (std::uint64_t i = t; i < rows; i += threads) {
-      std::byte* row = data + i * row_bytes;
-      const status s =
-          write ? io.write_bytes(dev, offsets[i], row_bytes, row) : io.read_bytes(dev, offsets[i], row_bytes, row);
+    if (refused != nullptr && portable::load<portable::scope::device>(*refused, portable::relaxed) != no_refusal)
+      return;
+    for (std::uint64_t i = t; i < bounds.rows; i += threads) {
+      std::byte* row = data + i * bounds.row_bytes;
+      const auto at = static_cast<std::uint64_t>(offsets.raw(i));
+      const auto bytes = static_cast<std::uint32_t>(bounds.bytes_of(i));
+      const status s = write ? io.write_bytes(dev, at, bytes, row) : io.read_bytes(dev, at, bytes, row);
       if (!s.ok()) note_failure(i);
     }
   }

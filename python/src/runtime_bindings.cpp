@@ -1,6 +1,7 @@
 // Python's view of agio::runtime_options (RuntimeOptions, every field by name) and of the runtime
 // (Core).
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 
 #include <stdexcept>
@@ -27,7 +28,8 @@ data_mover mover_named(const std::string& name) {
 completion_mode completion_named(const std::string& name) {
   if (name == "service") return completion_mode::service;
   if (name == "waiters") return completion_mode::waiters;
-  throw std::invalid_argument("agio: completion must be 'service' or 'waiters', not '" + name + "'");
+  if (name == "on_demand") return completion_mode::on_demand;
+  throw std::invalid_argument("agio: completion must be 'on_demand', 'service' or 'waiters', not '" + name + "'");
 }
 
 }  // namespace
@@ -49,7 +51,11 @@ void bind_runtime(nb::module_& m) {
       .def_prop_rw(
           "completion",
           [](const runtime_options& o) {
-            return std::string(o.completion == completion_mode::service ? "service" : "waiters");
+            switch (o.completion) {
+              case completion_mode::service: return std::string("service");
+              case completion_mode::waiters: return std::string("waiters");
+              default: return std::string("on_demand");
+            }
           },
           [](runtime_options& o, const std::string& v) { o.completion = completion_named(v); })
       .def_rw("max_transfer_bytes", &runtime_options::max_transfer_bytes)
@@ -73,7 +79,15 @@ void bind_runtime(nb::module_& m) {
       .def("check", &core::check)
       .def("devices", &core::devices)
       .def("counters", &core::counters)
-      .def("transfer", &core::transfer);
+      .def("transfer", &core::transfer, nb::arg("dev"), nb::arg("write"), nb::arg("offsets"), nb::arg("data"),
+           nb::arg("in_flight"), nb::arg("stream"))
+      .def("transfer_range", &core::transfer_range, nb::arg("dev"), nb::arg("write"), nb::arg("data"), nb::arg("size"),
+           nb::arg("file_offset"), nb::arg("data_offset"), nb::arg("stream"))
+      .def("registered_regions", &core::registered_regions);
+
+  nb::class_<batch>(m, "Batch")
+      .def("done", &batch::done)
+      .def("wait", &batch::wait, nb::call_guard<nb::gil_scoped_release>());
 }
 
 }  // namespace agio::python
