@@ -26,6 +26,9 @@ struct scratch {
   std::uint64_t* device = nullptr;
   std::uint64_t* mirror = nullptr;
   std::size_t offsets_capacity = 0;  // offsets that fit after the words
+  // GPU backend: the cudaEvent_t recorded before and behind a batch, made once per scratch.
+  void* started = nullptr;
+  void* finished = nullptr;
 };
 
 class batch {
@@ -61,7 +64,7 @@ class batch {
   std::string uri_;
   std::shared_ptr<scratch> scratch_;
   std::chrono::nanoseconds limit_{};  // how long it may run once started
-  // GPU backend: cudaEvent_t behind its first and last operation.
+  // GPU backend: its scratch's events, while it is in flight.
   void* started_ = nullptr;
   void* finished_ = nullptr;
   std::chrono::steady_clock::time_point started_at_{};

@@ -58,6 +58,12 @@ core::~core() {
   } catch (const std::exception&) {
     // A destructor cannot report; the runtime keeps the first failure for check().
   }
+#if defined(__CUDACC__)
+  for (const auto& s : spare_scratch_) {
+    if (s->started) cudaEventDestroy(static_cast<cudaEvent_t>(s->started));
+    if (s->finished) cudaEventDestroy(static_cast<cudaEvent_t>(s->finished));
+  }
+#endif
 }
 
 void core::stop() {
@@ -293,12 +299,16 @@ void core::launch_on_gpu([[maybe_unused]] batch& b, [[maybe_unused]] const launc
         "(before it, or between replays)");
   }
   scratch& s = *b.scratch_;
-  cudaEvent_t started = nullptr;
-  cudaEvent_t finished = nullptr;
-  throw_on_cuda_error(cudaEventCreateWithFlags(&started, cudaEventDisableTiming), "cudaEventCreate");
-  b.started_ = started;
-  throw_on_cuda_error(cudaEventCreateWithFlags(&finished, cudaEventDisableTiming), "cudaEventCreate");
-  b.finished_ = finished;
+  for (void** event : {&s.started, &s.finished}) {
+    if (*event != nullptr) continue;
+    cudaEvent_t made = nullptr;
+    throw_on_cuda_error(cudaEventCreateWithFlags(&made, cudaEventDisableTiming), "cudaEventCreate");
+    *event = made;
+  }
+  const auto started = static_cast<cudaEvent_t>(s.started);
+  const auto finished = static_cast<cudaEvent_t>(s.finished);
+  b.started_ = s.started;
+  b.finished_ = s.finished;
   bool queued = false;  // whether work of this batch is queued on the stream
   try {
     throw_on_cuda_error(cudaEventRecord(started, stream), "cudaEventRecord");
@@ -334,8 +344,6 @@ void core::launch_on_gpu([[maybe_unused]] batch& b, [[maybe_unused]] const launc
     throw_on_cuda_error(cudaEventRecord(finished, stream), "cudaEventRecord");
   } catch (...) {
     if (queued) cudaStreamSynchronize(stream);  // the queued work still uses the scratch memory
-    cudaEventDestroy(started);
-    cudaEventDestroy(finished);
     b.started_ = b.finished_ = nullptr;
     throw;
   }
@@ -408,10 +416,6 @@ void batch::finish() {
   error_ = worker_error_ ? worker_error_ : outcome_of_words();
   c.registrations_.release(data_, data_bytes_);
   c.give_back(std::move(scratch_));
-#if defined(__CUDACC__)
-  cudaEventDestroy(static_cast<cudaEvent_t>(started_));
-  cudaEventDestroy(static_cast<cudaEvent_t>(finished_));
-#endif
   started_ = finished_ = nullptr;
   owner_ = nullptr;
   finished_up_ = true;

@@ -185,7 +185,11 @@ def test_cuda_graph_capture_of_a_read_is_refused(backend, arrays):
         graph = torch.cuda.CUDAGraph()
         with pytest.raises(RuntimeError, match="cannot be captured into a CUDA graph"):
             with torch.cuda.graph(graph):
+                out.zero_()  # the capture holds work of its own, as a user's would
                 rt.devices[0].read(offsets, out)
+        graph.replay()  # what was captured still runs; the read was never part of it
+        torch.cuda.synchronize()
+        del graph
 
 
 def test_an_array_with_only_the_cuda_array_interface_is_accepted(backend, arrays):

@@ -32,12 +32,16 @@ __global__ void launch_job_kernel(Job job, std::uint32_t threads) {
 template <class Job>
 void check_job_stack(const runtime& rt) {
   if (!rt.running() || rt.completion() == completion_mode::waiters) return;
-  cudaFuncAttributes kernel{};
-  throw_on_cuda_error(cudaFuncGetAttributes(&kernel, launch_job_kernel<Job>), "cudaFuncGetAttributes");
+  // A kernel's stack need is fixed once compiled: asked once per job type, not at every launch.
+  static const std::size_t needs = [] {
+    cudaFuncAttributes kernel{};
+    throw_on_cuda_error(cudaFuncGetAttributes(&kernel, launch_job_kernel<Job>), "cudaFuncGetAttributes");
+    return kernel.localSizeBytes;
+  }();
   std::size_t stack = 0;
   throw_on_cuda_error(cudaDeviceGetLimit(&stack, cudaLimitStackSize), "cudaDeviceGetLimit (stack)");
-  if (kernel.localSizeBytes > stack) {
-    throw std::length_error("agio: a job kernel needs " + std::to_string(kernel.localSizeBytes) +
+  if (needs > stack) {
+    throw std::length_error("agio: a job kernel needs " + std::to_string(needs) +
                             " bytes of stack per thread, more than the " + std::to_string(stack) +
                             " reserved; beside the completion service its launch would never start. Raise "
                             "runtime_options::gpu_thread_stack_bytes");

@@ -1,9 +1,9 @@
 """file: 4 KiB random reads into GPU memory from a file on this machine's disk, through agio's
 Python batch reads and through KvikIO, the same offsets in the same order for both.
 
-Per depth d, agio reads each batch of d offsets with one dev.read(offsets, out) call (one agio
-job, d requests in flight); KvikIO issues d pread futures into the rows of the same tensor and
-waits for all. The two never run at once: each run of agio has a runtime of its own, stopped
+Per depth d, agio reads each batch of workload.batch_rows(d) offsets with one
+dev.read(offsets, out, in_flight=d) call (one agio job of d threads: d requests in flight);
+KvikIO issues d pread futures into the rows of the same tensor and waits for all. The two never run at once: each run of agio has a runtime of its own, stopped
 before KvikIO reads (a started runtime's completion service must not share the GPU with another
 library's synchronisation). The file's pages are dropped from the page cache before every run."""
 
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace, results: Results, progress: Progress, budget: 
         memory = Memory(runtime.backend)
         capacity = runtime.devices[0].capacity_bytes
         batches = {d: workload.offset_batches(capacity, d, args.seed) for d in args.depths}
-        outs = {d: memory.rows(d, workload.ROW_BYTES) for d in args.depths}
+        outs = {d: memory.rows(workload.batch_rows(d), workload.ROW_BYTES) for d in args.depths}
 
         kvikio = None
         reason = kvikio_reader.missing_reason(runtime.backend)
@@ -54,20 +54,21 @@ def run(args: argparse.Namespace, results: Results, progress: Progress, budget: 
                             workload.check_rows("agio", memory.get(outs[d]), expected_rows(path, batches[d][0], 4096),
                                                 batches[d][0])
                         drop_cached_pages(path)
-                        agio_runs[d].append(reads_per_second(partial(dev.read, out=outs[d]), batches[d], d, budget))
+                        read = partial(dev.read, out=outs[d], in_flight=d)
+                        agio_runs[d].append(reads_per_second(read, batches[d], budget))
                         progress.step(f"file agio depth {d} run {r + 1}")
                 if kvikio is not None:
                     for d in args.depths:
                         rows = [outs[d][i] for i in range(d)]
-                        offsets = batches[d].tolist()
+                        offsets = batches[d][:, :d].tolist()
                         if r == 0:
                             memory.zero(outs[d])
                             kvikio.read(rows, offsets[0], workload.ROW_BYTES)
-                            workload.check_rows("KvikIO", memory.get(outs[d]),
-                                                expected_rows(path, batches[d][0], 4096), batches[d][0])
+                            workload.check_rows("KvikIO", memory.get(outs[d])[:d],
+                                                expected_rows(path, batches[d][0][:d], 4096), batches[d][0][:d])
                         drop_cached_pages(path)
                         read = partial(kvikio.read, rows, row_bytes=workload.ROW_BYTES)
-                        kvikio_runs[d].append(reads_per_second(read, offsets, d, budget))
+                        kvikio_runs[d].append(reads_per_second(read, offsets, budget))
                         progress.step(f"file KvikIO depth {d} run {r + 1}")
         finally:
             if kvikio is not None:

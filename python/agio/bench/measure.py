@@ -17,16 +17,17 @@ class Budget:
     seconds: float | None
     reads: int | None
 
-    def batches(self, depth: int) -> int | None:
-        return None if self.reads is None else max(1, math.ceil(self.reads / depth))
+    def batches(self, rows: int) -> int | None:
+        return None if self.reads is None else max(1, math.ceil(self.reads / rows))
 
 
-def reads_per_second(read_batch: Callable[[Any], Any], batches: Sequence[Any], depth: int, budget: Budget) -> float:
+def reads_per_second(read_batch: Callable[[Any], Any], batches: Sequence[Any], budget: Budget) -> float:
     """Calls read_batch(batches[i]) for i = 1, 2, ... (cycling) until the budget is spent and
     returns reads per second. batches[0] is read once before the clock starts, so that first-call
     costs (allocations, lazy initialisation) stay out of the figure."""
     read_batch(batches[0])
-    calls = budget.batches(depth)
+    rows = len(batches[0])
+    calls = budget.batches(rows)
     done = 0
     i = 1
     start = time.perf_counter()
@@ -36,7 +37,7 @@ def reads_per_second(read_batch: Callable[[Any], Any], batches: Sequence[Any], d
         done += 1
         elapsed = time.perf_counter() - start
         if (done >= calls) if calls is not None else (elapsed >= budget.seconds):
-            return done * depth / elapsed
+            return done * rows / elapsed
 
 
 def summary(values: Sequence[float]) -> dict:

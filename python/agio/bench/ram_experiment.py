@@ -2,8 +2,9 @@
 profile: an emulation), through agio's Python batch reads and through the C++ `agio bench io`
 at the same points: the same store size, queues, controller threads, completion and backend,
 and the same requests in flight (the C++ job keeps `depth` GPU threads each waiting on one
-request; a Python call of `depth` rows runs one job of `depth` threads, one request each). The
-ratio Python / C++ is what the binding costs: checking the arrays, the job's launch per call."""
+request; a Python call reads workload.batch_rows(depth) rows with in_flight=depth, one job of
+`depth` threads). The ratio Python / C++ is what the binding costs: checking the arrays, the
+job's launch per call, the batch's slowest request."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace, results: Results, progress: Progress, budget: 
     memory = Memory(backend)
     capacity = runtime.devices[0].capacity_bytes
     batches = {d: workload.offset_batches(capacity, d, args.seed) for d in args.depths}
-    outs = {d: memory.rows(d, workload.ROW_BYTES) for d in args.depths}
+    outs = {d: memory.rows(workload.batch_rows(d), workload.ROW_BYTES) for d in args.depths}
 
     reason = cpp_tool.missing_reason(args.cpp_tool, ["bench", "io"])
     if reason:
@@ -65,7 +66,8 @@ def run(args: argparse.Namespace, results: Results, progress: Progress, budget: 
             if r == 0:
                 _check_round_trip(dev, memory, capacity, max(args.depths), args.seed)
             for d in args.depths:
-                python_runs[d].append(reads_per_second(partial(dev.read, out=outs[d]), batches[d], d, budget))
+                read = partial(dev.read, out=outs[d], in_flight=d)
+                python_runs[d].append(reads_per_second(read, batches[d], budget))
                 progress.step(f"ram agio depth {d} run {r + 1}")
         # The C++ tool runs while no runtime of this process does: two completion services
         # would share the GPU.

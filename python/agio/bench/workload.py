@@ -14,6 +14,13 @@ ROW_BYTES = 4096
 POOL_READS = 1 << 18
 
 
+def batch_rows(depth: int) -> int:
+    """Rows in one agio call at `depth` requests in flight (dev.read(..., in_flight=depth)): many
+    per thread, so that the call's launch and its slowest request are shared by many reads, as a
+    user reading a large batch would have them."""
+    return max(depth, min(32 * depth, 16384))
+
+
 def runtime(args: argparse.Namespace, uri: str) -> agio.Runtime:
     """A runtime (not started) with one store, set up as the C++ tool sets up its own for the
     same point: 4 KiB transfers, the command line's queues, controller threads and completion."""
@@ -28,11 +35,14 @@ def runtime(args: argparse.Namespace, uri: str) -> agio.Runtime:
 
 
 def offset_batches(capacity_bytes: int, depth: int, seed: int) -> np.ndarray:
-    """A (batches, depth) int64 array of random ROW_BYTES-aligned byte offsets below capacity."""
+    """A (batches, batch_rows(depth)) int64 array of random ROW_BYTES-aligned byte offsets below
+    capacity. A reader that keeps only `depth` in flight by itself (KvikIO's futures) takes the
+    first `depth` of each batch."""
     blocks = capacity_bytes // ROW_BYTES
     rng = np.random.default_rng([seed, depth])
-    batches = max(2, POOL_READS // depth)
-    return rng.integers(0, blocks, size=(batches, depth), dtype=np.int64) * ROW_BYTES
+    rows = batch_rows(depth)
+    batches = max(2, POOL_READS // rows)
+    return rng.integers(0, blocks, size=(batches, rows), dtype=np.int64) * ROW_BYTES
 
 
 def describe(rt: agio.Runtime) -> dict:
