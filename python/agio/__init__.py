@@ -8,6 +8,7 @@
 See docs/PYTHON.md for every call.
 """
 
+from ._array import Array
 from ._runtime import Device, IOError, Runtime, cuda_backend, runtime_option_names
 
-__all__ = ["Device", "IOError", "Runtime", "cuda_backend", "runtime_option_names"]
+__all__ = ["Array", "Device", "IOError", "Runtime", "cuda_backend", "runtime_option_names"]
