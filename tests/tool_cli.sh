@@ -19,7 +19,7 @@ expect() {
 }
 
 for h in -h --help help; do expect 0 'usage: agio <command>' $h; done
-for cmd in info "stage in" "stage out" "bench io" "bench randrw" soak demo; do
+for cmd in info "stage in" "stage out" "bench io" "bench randrw" "bench gather" soak demo; do
   # shellcheck disable=SC2086
   for h in -h --help; do expect 0 "usage: agio ${cmd%% *}" $cmd $h; done
 done
@@ -34,6 +34,7 @@ expect 2 'unknown option --bogus' demo --bogus 1
 expect 2 -- "--backend is cpu, gpu or auto, not 'tpu'" demo --backend tpu
 expect 2 -- '--mib is a whole number' demo --mib 0
 expect 2 'agio-eval dlrm' bench dlrm
+expect 2 -- "--policy is clock, lfu_da, s3_fifo or direct_mapped, not 'lru'" bench gather --backend cpu --rows 10 --cache 64K --policy lru
 
 # info looks and never creates.
 expect 2 'never creates' info "file:$work/new.bin?create=64M"
