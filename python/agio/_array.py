@@ -115,9 +115,13 @@ class Array:
             if not 0 <= row < len(self):
                 raise IndexError(f"agio.Array: row {index} is out of range for an array of {len(self)} rows")
             return self.gather(numpy.array([row], dtype=numpy.int64))[0]
+        if isinstance(index, slice):
+            index = numpy.arange(*index.indices(len(self)), dtype=numpy.int64)
         return self.gather(index)
 
     def __setitem__(self, index: Any, values: Any) -> None:
+        if isinstance(index, slice):
+            index = numpy.arange(*index.indices(len(self)), dtype=numpy.int64)
         self.scatter(index, values)
 
     def close(self) -> None:

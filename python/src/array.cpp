@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -48,17 +49,19 @@ class array {
       failure_ = static_cast<cache::row_failure*>(rt.allocate_device(sizeof(cache::row_failure)));
     }
   }
-  ~array() { close(); }
+  ~array() { free_cache(); }  // no call can be running: Python holds no reference
   array(const array&) = delete;
   array& operator=(const array&) = delete;
 
   void gather(const nb::ndarray<>& indices, const nb::ndarray<>& out) {
+    const auto held = hold();
     runtime& rt = live();
     const std::uint64_t count = checked_rows("out", out, indices);
     const std::uint64_t* at = checked_indices(rt, "index", indices, table_.rows, indices_, failure_);
     run(count, "gather", [&] { cache_->gather(table_, at, count, static_cast<std::byte*>(out.data()), failure_); });
   }
   void scatter(const nb::ndarray<>& indices, const nb::ndarray<>& values) {
+    const auto held = hold();
     runtime& rt = live();
     const std::uint64_t count = checked_rows("values", values, indices);
     const std::uint64_t* at = checked_indices(rt, "index", indices, table_.rows, indices_, failure_);
@@ -66,17 +69,20 @@ class array {
         [&] { cache_->scatter(table_, at, count, static_cast<const std::byte*>(values.data()), failure_); });
   }
   void prefetch(const nb::ndarray<>& indices) {
+    const auto held = hold();
     runtime& rt = live();
     const std::uint64_t* at = checked_indices(rt, "index", indices, table_.rows, indices_, failure_);
     const std::uint64_t count = indices.shape(0);
     run(count, "prefetch", [&] { cache_->prefetch(table_, at, count, failure_); });
   }
   void flush() {
+    const auto held = hold();
     live();
     nb::gil_scoped_release unlocked;
     cache_->flush();
   }
   nb::dict counters() {
+    const auto held = hold();
     live();
     const cache_counters c = cache_->counters();
     nb::dict out;
@@ -91,27 +97,43 @@ class array {
     return out;
   }
   void reset_counters() {
+    const auto held = hold();
     live();
     cache_->reset_counters();
   }
   // Frees the cache (after the runtime's stop hook wrote it back, or flushing it now while the
   // runtime runs) and lets go of the runtime; every later call raises.
   void close() {
-    if (!cache_) return;
-    runtime& rt = core_->rt();
+    const auto held = hold();
     {
       nb::gil_scoped_release unlocked;
-      cache_.reset();
-      indices_.release(rt);
-      rt.free(failure_);
+      free_cache();
     }
-    failure_ = nullptr;
     core_ = nullptr;
     core_object_.reset();
   }
   bool closed() const { return !cache_; }
 
  private:
+  void free_cache() {
+    if (!cache_) return;
+    runtime& rt = core_->rt();
+    cache_.reset();
+    indices_.release(rt);
+    rt.free(failure_);
+    failure_ = nullptr;
+  }
+
+  // One call at a time: calls share the scratch memory, and close() frees what they use. Python
+  // threads may call at once (the GIL is let go while jobs run), so the lock is taken with the
+  // GIL let go: a thread waiting for it must not keep the holder from taking the GIL back.
+  std::unique_lock<std::mutex> hold() {
+    std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+    nb::gil_scoped_release unlocked;
+    lock.lock();
+    return lock;
+  }
+
   runtime& live() {
     if (!cache_) throw std::logic_error("agio: this Array is closed: its runtime stopped; make a new agio.Runtime");
     return core_->rt();
@@ -167,6 +189,7 @@ class array {
   std::unique_ptr<array_cache> cache_;
   cache::row_failure* failure_ = nullptr;
   device_scratch indices_;
+  std::mutex mutex_;
 };
 
 }  // namespace

@@ -236,3 +236,36 @@ def test_storage_failure_raises_io_error_naming_device_and_lba(backend, arrays):
         assert "ram:1M" in str(raised.value)
         # The rows outside the failing line still read.
         arr.gather(arrays.put(np.arange(0, 5)))
+
+
+def test_slices_and_empty_indices(rt, arrays):
+    data = stored(rt, np.int64, (40, 3), 8)
+    arr = agio.Array(rt.devices[0], np.int64, (40, 3), offset=8)
+    np.testing.assert_array_equal(arrays.get(arr[5:30:4]), data[5:30:4])
+    arr[0:2] = arrays.put(np.full((2, 3), 7, np.int64))
+    np.testing.assert_array_equal(arrays.get(arr[[0, 1, 2]]), np.vstack([np.full((2, 3), 7), data[2:3]]))
+    empty = arr.gather(arrays.put(np.zeros(0, np.int64)))
+    assert tuple(empty.shape) == (0, 3)
+
+
+def test_python_threads_share_an_array(rt, arrays):
+    import threading
+
+    data = stored(rt, np.float32, (3000, 50), 0)
+    arr = agio.Array(rt.devices[0], np.float32, (3000, 50), cache_bytes=64 * 1024)
+    failures = []
+
+    def gather(seed):
+        try:
+            index = np.random.default_rng(seed).integers(0, 3000, size=500)
+            for _ in range(5):
+                np.testing.assert_array_equal(arrays.get(arr[arrays.put(index)]), data[index])
+        except Exception as e:  # reported by the main thread
+            failures.append(e)
+
+    threads = [threading.Thread(target=gather, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
