@@ -10,7 +10,8 @@
 // each after resetting the counters; the median is reported, and the counters of every repeat.
 //
 // Compiled by nvcc when CUDA is available (the gathers then run as GPU kernels) and by the host
-// compiler otherwise (CPU threads).
+// compiler otherwise (CPU threads). The gathers of each policy are in a file of their own
+// (gather_run.hpp).
 #include "gather_bench/gather_bench.hpp"
 
 #include <cstdio>
@@ -24,91 +25,11 @@
 #include "agio/cache/policies/lfu_da.hpp"
 #include "agio/cache/policies/s3_fifo.hpp"
 #include "agio/cache/row_access.hpp"
-#include "agio/runtime/software_cache.hpp"
+#include "gather_bench/gather_run.hpp"
 #include "harness/bench_common.hpp"
 
 namespace agio::bench {
 namespace {
-
-struct gather_config {
-  std::uint64_t rows = 0;  // rows gathered per repeat
-  std::uint64_t row_bytes = 0;
-  std::uint64_t offset = 0;  // byte address of the table's first row
-  std::uint64_t table_rows = 0;
-  cache_options cache;
-  std::string policy;
-  std::uint32_t repeats = 0;
-  std::uint64_t seed = 0;
-};
-
-struct repeat_result {
-  double seconds = 0;
-  cache_counters counters{};
-};
-
-// Byte `a` of the store as write_pattern left it.
-std::byte pattern_byte(std::uint64_t a) {
-  const std::uint32_t w = pattern_word(a / 4);
-  return static_cast<std::byte>(w >> (8 * (a % 4)));
-}
-
-template <class Policy, class IO>
-std::vector<repeat_result> run_gathers(runtime& rt, const gather_config& c, const std::uint64_t* indices,
-                                       std::byte* out, cache::row_failure* failure, bool& verified,
-                                       const std::vector<std::uint64_t>& picks) {
-  software_cache<Policy, cache::no_lock_chain, cache::no_share_table, IO> cache(rt, c.cache);
-  using job = cache::row_gather_job<typename decltype(cache)::handle>;
-  const cache::row_table table{0, c.offset, c.row_bytes, c.table_rows};
-  const std::uint32_t threads = cache::row_job_threads(c.rows, on_gpu(rt));
-  const auto gather = [&] {
-    const cache::row_failure none = cache::row_failure::none(c.rows);
-    rt.copy_to_device(failure, &none, sizeof none);
-    const double seconds = wall_seconds([&] {
-      run_job(rt, threads, job{cache.device(), table, indices, c.rows, out, failure});
-    });
-    cache::row_failure found;
-    rt.copy_to_host(&found, failure, sizeof found);
-    if (found.failed != 0) {
-      rt.check();
-      throw std::runtime_error("gather of " + std::to_string(found.failed) + " rows failed, the first at position " +
-                               std::to_string(found.lowest) + ": " + to_string(status::unpack(found.status)));
-    }
-    return seconds;
-  };
-  gather();  // warm-up: fills the cache
-  std::vector<repeat_result> results;
-  for (std::uint32_t r = 0; r < c.repeats; ++r) {
-    cache.reset_counters();
-    const double seconds = gather();
-    results.push_back({seconds, cache.counters()});
-  }
-  // Every gathered byte against the pattern the store holds.
-  const std::vector<std::byte> host = to_host(rt, out, c.rows * c.row_bytes);
-  verified = true;
-  for (std::uint64_t p = 0; p < c.rows && verified; ++p) {
-    const std::uint64_t first = c.offset + picks[p] * c.row_bytes;
-    for (std::uint64_t b = 0; b < c.row_bytes; ++b) {
-      if (host[p * c.row_bytes + b] != pattern_byte(first + b)) {
-        std::fprintf(stderr, "row %llu (position %llu) differs from the store at byte %llu\n",
-                     static_cast<unsigned long long>(picks[p]), static_cast<unsigned long long>(p),
-                     static_cast<unsigned long long>(b));
-        verified = false;
-        break;
-      }
-    }
-  }
-  return results;
-}
-
-template <class Policy>
-std::vector<repeat_result> run_policy(runtime& rt, const gather_config& c, const std::uint64_t* indices, std::byte* out,
-                                      cache::row_failure* failure, bool& verified,
-                                      const std::vector<std::uint64_t>& picks) {
-  if (rt.completion() == completion_mode::waiters) {
-    return run_gathers<Policy, waiting_io_handle>(rt, c, indices, out, failure, verified, picks);
-  }
-  return run_gathers<Policy, io_handle>(rt, c, indices, out, failure, verified, picks);
-}
 
 completion_mode completion_option(const options& opt) {
   const std::string name = opt.get("completion", "service");
@@ -160,16 +81,17 @@ int gather_bench_main(int argc, char** argv, int first) {
   auto* indices = to_device(rt, picks);
   auto* out = static_cast<std::byte*>(rt.allocate_device(c.rows * c.row_bytes));
   auto* failure = static_cast<cache::row_failure*>(rt.allocate_device(sizeof(cache::row_failure)));
+  const gather_buffers buffers{picks, indices, out, failure};
   bool verified = false;
   std::vector<repeat_result> results;
   if (c.policy == "clock") {
-    results = run_policy<cache::clock>(rt, c, indices, out, failure, verified, picks);
+    results = gather_with<cache::clock>(rt, c, buffers, verified);
   } else if (c.policy == "lfu_da") {
-    results = run_policy<cache::lfu_da>(rt, c, indices, out, failure, verified, picks);
+    results = gather_with<cache::lfu_da>(rt, c, buffers, verified);
   } else if (c.policy == "s3_fifo") {
-    results = run_policy<cache::s3_fifo>(rt, c, indices, out, failure, verified, picks);
+    results = gather_with<cache::s3_fifo>(rt, c, buffers, verified);
   } else {
-    results = run_policy<cache::direct_mapped>(rt, c, indices, out, failure, verified, picks);
+    results = gather_with<cache::direct_mapped>(rt, c, buffers, verified);
   }
   rt.free(indices);
   rt.free(out);
