@@ -68,6 +68,8 @@ const std::uint64_t* checked_on_gpu(runtime& rt, const char* name, const nb::nda
                                     device_scratch& scratch, cache::row_failure* failure) {
   const std::uint64_t count = a.shape(0);
   const T* in = static_cast<const T*>(a.data());
+  // No rows, no job (a launch of no threads is an error); the pointer is never read.
+  if (count == 0) return static_cast<const std::uint64_t*>(scratch.get(rt, sizeof(std::uint64_t)));
   // 64-bit indices are used where they are; narrower ones are widened into the scratch.
   std::uint64_t* out =
       sizeof(T) == 8 ? nullptr : static_cast<std::uint64_t*>(scratch.get(rt, count * sizeof(std::uint64_t)));
