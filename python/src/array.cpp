@@ -53,14 +53,19 @@ class array {
   array(const array&) = delete;
   array& operator=(const array&) = delete;
 
-  void gather(const nb::ndarray<>& indices, const nb::ndarray<>& out) {
+  // Indices and values may be read-only arrays (nb::ro); nothing writes them. The checks take
+  // them as plain ndarrays (the same DLPack tensor).
+  void gather(const nb::ndarray<nb::ro>& index, const nb::ndarray<>& out) {
+    const nb::ndarray<> indices(index);
     const auto held = hold();
     runtime& rt = live();
     const std::uint64_t count = checked_rows("out", out, indices);
     const std::uint64_t* at = checked_indices(rt, "index", indices, table_.rows, indices_, failure_);
     run(count, "gather", [&] { cache_->gather(table_, at, count, static_cast<std::byte*>(out.data()), failure_); });
   }
-  void scatter(const nb::ndarray<>& indices, const nb::ndarray<>& values) {
+  void scatter(const nb::ndarray<nb::ro>& index, const nb::ndarray<nb::ro>& source) {
+    const nb::ndarray<> indices(index);
+    const nb::ndarray<> values(source);
     const auto held = hold();
     runtime& rt = live();
     const std::uint64_t count = checked_rows("values", values, indices);
@@ -68,7 +73,8 @@ class array {
     run(count, "scatter",
         [&] { cache_->scatter(table_, at, count, static_cast<const std::byte*>(values.data()), failure_); });
   }
-  void prefetch(const nb::ndarray<>& indices) {
+  void prefetch(const nb::ndarray<nb::ro>& index) {
+    const nb::ndarray<> indices(index);
     const auto held = hold();
     runtime& rt = live();
     const std::uint64_t* at = checked_indices(rt, "index", indices, table_.rows, indices_, failure_);

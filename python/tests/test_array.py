@@ -269,3 +269,16 @@ def test_python_threads_share_an_array(rt, arrays):
     for t in threads:
         t.join()
     assert failures == []
+
+
+def test_read_only_indices_and_values(backend):
+    if backend != "cpu":
+        pytest.skip("NumPy's read-only arrays are host memory")
+    with agio.Runtime(backend="cpu", devices=["ram:1M"]) as rt:
+        arr = agio.Array(rt.devices[0], np.int32, (100, 3))
+        index = np.arange(4)
+        values = np.arange(12, dtype=np.int32).reshape(4, 3)
+        index.flags.writeable = values.flags.writeable = False
+        arr[index] = values
+        np.testing.assert_array_equal(arr[index], values)
+        arr.prefetch(index)
