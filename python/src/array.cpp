@@ -9,6 +9,8 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "agio/cache/row_access.hpp"
 #include "array_cache.hpp"
