@@ -20,7 +20,7 @@ expect() {
 }
 
 for h in -h --help help; do expect 0 'usage: agio <command>' $h; done
-for cmd in info stage export "bench io" "bench randrw" soak demo; do
+for cmd in info stage export "bench io" "bench randrw" "bench gather" soak demo; do
   # shellcheck disable=SC2086
   for h in -h --help; do expect 0 "usage: agio ${cmd%% *}" $cmd $h; done
 done
@@ -46,6 +46,7 @@ expect 0 'results:' bench io --backend cpu --experiments ram --io-bytes 4096 --o
 points=$(grep -c '"outstanding": 4, "iops"' "$work/io.json")
 others=$(grep -c '"io_bytes": 65536\|"op": "write"\|"outstanding": 1, \|"outstanding": 16, ' "$work/io.json")
 [ "$points" -eq 2 ] && [ "$others" -eq 0 ] || fail "bench io --outstanding 4 --ops read measured other points: $(cat "$work/io.json")"
+expect 2 -- "--policy is clock, lfu_da, s3_fifo or direct_mapped, not 'lru'" bench gather --backend cpu --rows 10 --cache 64K --policy lru
 
 # info looks and never creates.
 expect 2 'never creates' info "file:$work/new.bin?create=64M"

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "demo.hpp"
+#include "gather_bench/gather_bench.hpp"
 #include "harness/command.hpp"
 #include "info.hpp"
 #include "io_bench/io_bench.hpp"
@@ -69,6 +70,18 @@ int main(int argc, char** argv) {
        "the end; --file PATH uses and keeps a file of yours. --outstanding, --io-bytes and --ops pin the\n"
        "points measured (requests in flight; I/O sizes of the ram and movers experiments; directions).",
        agio::bench::io_bench_main},
+      {"bench gather",
+       "[--rows N] [--row-bytes R] [--offset BYTES] [--cache SIZE] [--table-factor F] [--store URI]\n"
+       "       [--policy clock|lfu_da|s3_fifo|direct_mapped] [--line-bytes B] [--ways W] [--repeats N] [--seed S]\n"
+       "       [--completion service|waiters] [--queue-pairs N] [--queue-depth N] [--out FILE] " +
+           backend_synopsis,
+       "random rows gathered through the cache, from C++ (the comparator for agio.Array)\n"
+       "Gathers --rows random rows (default 2^20) of --row-bytes (512) from a table --table-factor (4) times\n"
+       "the cache (--cache, 64M) through the cache's row access code, after one untimed warm-up gather of\n"
+       "the same rows; reports rows/s, GB/s and hits/misses of each of --repeats (5) and their median, and\n"
+       "checks every gathered byte. The store (--store) defaults to a ram: store (emulation); file: is real\n"
+       "I/O. JSON to --out (default results/gather.json).",
+       agio::bench::gather_bench_main},
       {"bench randrw", "(the same as bench io)", "the former name of bench io", agio::bench::io_bench_main, false},
       agio::tools::soak_command(agio::tools::run_soak_program),
       {"demo", "[--quick] " + backend_synopsis + " [--mib N] [--dir DIR]",

@@ -8,10 +8,12 @@
 See docs/PYTHON.md for every call.
 """
 
+from ._array import Array
 from ._runtime import Device, Future, IOError, Runtime, cuda_backend, runtime_option_names
 from ._stage import ArrayHeader, npy_header, read_header, stage
 
 __all__ = [
+    "Array",
     "ArrayHeader",
     "Device",
     "Future",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import importlib.util
+import weakref
 from typing import Any
 
 from . import _agio
@@ -252,6 +253,10 @@ class Runtime:
         self._core = _agio.Core(opts)
         self._stopped: tuple = ()  # devices, counters and backend, once stopped
         self._failure: IOError | None = None  # what check() raised at stop
+        # The live agio.Arrays on this runtime: their caches live in its memory, so stop()
+        # closes them before it frees the runtime. Weak, so that an Array is freed when its
+        # user lets go of it.
+        self._arrays: weakref.WeakSet = weakref.WeakSet()
         self.devices: list[Device] = []
         for uri in devices:
             self.attach(uri)
@@ -285,6 +290,10 @@ class Runtime:
             except IOError as failure:
                 self._failure = failure
             self._stopped = (core.devices(), core.counters(), core.backend())
+            # core.stop() wrote the Arrays' caches back (their stop hooks); closing frees them
+            # while the runtime they live in still exists.
+            for array in list(self._arrays):
+                array.close()
             # Freed now rather than whenever the garbage collector comes: on the GPU backend
             # freeing device memory waits for every running kernel, so a runtime freed while
             # another one's completion service runs would wait for as long as that one runs.

@@ -7,13 +7,17 @@
 namespace agio::python {
 
 registrations::~registrations() {
-  for (const region& r : regions_) rt_.unregister_memory(reinterpret_cast<void*>(r.base));
+  for (const region& r : regions_) rt_.unregister_replaceable(reinterpret_cast<void*>(r.base));
 }
 
 void registrations::use(const void* p, std::size_t bytes) {
   const auto base = reinterpret_cast<std::uint64_t>(p);
   const std::uint64_t end = base + std::max<std::size_t>(bytes, 1);
   std::unique_lock lock(mutex_);
+  // Regions whose memory was freed and handed to the runtime since are no longer registered.
+  std::erase_if(regions_, [&](const region& r) {
+    return r.users == 0 && !rt_.registered(reinterpret_cast<void*>(r.base), r.end - r.base);
+  });
   for (;;) {
     for (region& r : regions_) {
       if (r.base <= base && end <= r.end) {
@@ -36,11 +40,11 @@ void registrations::use(const void* p, std::size_t bytes) {
     if (r.base < end && base < r.end) {
       merged.base = std::min(merged.base, r.base);
       merged.end = std::max(merged.end, r.end);
-      rt_.unregister_memory(reinterpret_cast<void*>(r.base));
+      rt_.unregister_replaceable(reinterpret_cast<void*>(r.base));
     }
   }
   std::erase_if(regions_, [&](const region& r) { return r.base < end && base < r.end; });
-  rt_.register_memory(reinterpret_cast<void*>(merged.base), merged.end - merged.base);
+  rt_.register_replaceable(reinterpret_cast<void*>(merged.base), merged.end - merged.base);
   regions_.push_back(merged);
   trim();
 }
@@ -72,7 +76,7 @@ void registrations::trim() {
     for (auto it = regions_.begin(); it != regions_.end(); ++it) {
       if (it->users == 0 && (oldest == regions_.end() || it->last_use < oldest->last_use)) oldest = it;
     }
-    rt_.unregister_memory(reinterpret_cast<void*>(oldest->base));
+    rt_.unregister_replaceable(reinterpret_cast<void*>(oldest->base));
     regions_.erase(oldest);
     --idle;
   }

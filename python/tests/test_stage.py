@@ -216,14 +216,7 @@ def test_bfloat16_has_no_npy_dtype(rt, backend):
         agio.stage(torch.zeros(4, 2048, dtype=torch.bfloat16), rt.devices[0])
 
 
-# --- Array.open ------------------------------------------------------------------------------
-# agio.Array reads rows through the HBM cache; these run once it exists.
-
-
-def array_class():
-    if not hasattr(agio, "Array"):
-        pytest.skip("agio.Array is not part of this build yet")
-    return agio.Array
+# --- Array.open: the record read back through the HBM cache -------------------------------
 
 
 def array_rows(arr, arrays, indices):
@@ -233,22 +226,20 @@ def array_rows(arr, arrays, indices):
 
 @pytest.mark.parametrize("shape,dtype", [((3000, 20), np.float32), ((999, 3), np.int64), ((50, 7, 9), np.float16)])
 def test_array_open_reads_a_staged_store(rt, arrays, shape, dtype):
-    Array = array_class()
     a = example(shape, dtype)
     agio.stage(arrays.put(a), rt.devices[0], offset=4096, chunk_bytes=ROW)
-    arr = Array.open(rt.devices[0], offset=4096)
+    arr = agio.Array.open(rt.devices[0], offset=4096)
     order = np.random.default_rng(3).permutation(shape[0])
     np.testing.assert_array_equal(array_rows(arr, arrays, order), a[order])
 
 
 def test_array_open_reads_a_npy_file_in_place(backend, arrays, tmp_path):
-    Array = array_class()
     a = example((2000, 5), np.float32)  # 20-byte rows after NumPy's 128-byte header: unaligned
     path = tmp_path / "a.npy"
     np.save(path, a)
     size = -(-path.stat().st_size // 4096) * 4096
     with agio.Runtime(backend=backend, devices=[f"file:{path}?create={size}"]) as rt:
-        arr = Array.open(rt.devices[0])
+        arr = agio.Array.open(rt.devices[0])
         order = np.random.default_rng(4).permutation(2000)
         np.testing.assert_array_equal(array_rows(arr, arrays, order), a[order])
 

@@ -19,6 +19,9 @@ struct region {
   std::uint64_t base = 0;
   std::uint64_t bytes = 0;
   region_kind kind = region_kind::host;
+  // A region its owner may free without removing it first (a cache of registrations): a region
+  // added later over any of its bytes replaces it rather than being refused.
+  bool replaceable = false;
 };
 
 struct translation {
@@ -28,10 +31,15 @@ struct translation {
 
 class iova_table {
  public:
-  // Regions must not overlap; throws std::invalid_argument if they do.
+  // Regions must not overlap; throws std::invalid_argument if `r` overlaps one that is not
+  // replaceable, and removes the replaceable ones it overlaps.
   void add(region r);
+  // Whether one region holds [base, base + bytes).
+  bool holds(std::uint64_t base, std::uint64_t bytes) const;
   // Removes the region starting at `base`; the caller guarantees no I/O to it is in flight.
   void remove(std::uint64_t base);
+  // The same for a replaceable region only: one that replaced it at the same base stays.
+  void remove_replaceable(std::uint64_t base);
 
   // A reader keeps its own snapshot and refreshes it only when the table changed, so
   // translation on the controller's hot path takes no lock.

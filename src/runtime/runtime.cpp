@@ -541,6 +541,16 @@ void runtime::register_memory(void* p, std::size_t bytes) {
 
 void runtime::unregister_memory(void* p) { s_->iova.remove(reinterpret_cast<std::uint64_t>(p)); }
 
+void runtime::register_replaceable(void* p, std::size_t bytes) {
+  s_->iova.add({reinterpret_cast<std::uint64_t>(p), bytes, s_->plat->classify(p), true});
+}
+
+void runtime::unregister_replaceable(void* p) { s_->iova.remove_replaceable(reinterpret_cast<std::uint64_t>(p)); }
+
+bool runtime::registered(const void* p, std::size_t bytes) const {
+  return s_->iova.holds(reinterpret_cast<std::uint64_t>(p), bytes);
+}
+
 void runtime::copy_to_device(void* dst, const void* src, std::size_t bytes) {
   s_->plat->copy_to_device(dst, src, bytes);
 }

@@ -26,6 +26,24 @@ TEST(IovaTable, TranslatesInsideRegionsOnlyAndRejectsOverlaps) {
   EXPECT_FALSE(reader.translate(0x10000, 0x10)) << "a reader sees removals";
 }
 
+// A cache of registrations may leave a freed buffer registered: whatever is registered later over
+// its addresses replaces it, and only it.
+TEST(IovaTable, AReplaceableRegionGivesWayToALaterOne) {
+  proxy::iova_table table;
+  table.add({0x10000, 0x2000, proxy::region_kind::host, true});
+  table.add({0x20000, 0x1000, proxy::region_kind::host});
+  EXPECT_TRUE(table.holds(0x10800, 0x800));
+  table.add({0x11000, 0x4000, proxy::region_kind::device});
+  EXPECT_FALSE(table.holds(0x10000, 0x10)) << "the replaceable region is gone, all of it";
+  EXPECT_TRUE(table.holds(0x11000, 0x4000));
+  EXPECT_THROW(table.add({0x14000, 0x1000, proxy::region_kind::host, true}), std::invalid_argument);
+  proxy::iova_table::reader reader(table);
+  EXPECT_EQ(reader.translate(0x12000, 0x1000)->kind, proxy::region_kind::device);
+  table.add({0x30000, 0x1000, proxy::region_kind::host});
+  table.remove_replaceable(0x30000);
+  EXPECT_TRUE(table.holds(0x30000, 0x1000)) << "only a replaceable region is removed that way";
+}
+
 class RawCommands : public ::testing::Test {
  protected:
   void SetUp() override {

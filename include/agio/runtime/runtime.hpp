@@ -216,6 +216,13 @@ class runtime {
   // Registers memory the caller allocated (cudaMalloc or pinned host memory).
   void register_memory(void* p, std::size_t bytes);
   void unregister_memory(void* p);
+  // Registers memory the caller may free while it is still registered, as a cache of
+  // registrations does (the Python package keeps a caller's buffers registered for the next
+  // call): memory the runtime allocates or registers later over any of its bytes replaces it.
+  // registered() says whether it still stands; unregister_replaceable removes it if it does.
+  void register_replaceable(void* p, std::size_t bytes);
+  void unregister_replaceable(void* p);
+  bool registered(const void* p, std::size_t bytes) const;
   // Copies between host memory and memory from allocate_device (cudaMemcpy on the GPU).
   void copy_to_device(void* dst, const void* src, std::size_t bytes);
   void copy_to_host(void* dst, const void* src, std::size_t bytes);

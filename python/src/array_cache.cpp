@@ -1,0 +1,32 @@
+#include "array_cache.hpp"
+
+#include <stdexcept>
+
+#include "agio/cache/policies/clock.hpp"
+#include "agio/cache/policies/direct_mapped.hpp"
+#include "agio/cache/policies/lfu_da.hpp"
+#include "agio/cache/policies/s3_fifo.hpp"
+
+namespace agio::python {
+namespace {
+
+// The handle type follows the completion mode: waiters retire completions themselves; in every
+// other mode a service does.
+template <class Policy>
+std::unique_ptr<array_cache> for_mode(runtime& rt, const cache_options& options) {
+  if (rt.completion() == completion_mode::waiters) return make_array_cache_of<Policy, waiting_io_handle>(rt, options);
+  return make_array_cache_of<Policy, io_handle>(rt, options);
+}
+
+}  // namespace
+
+std::unique_ptr<array_cache> make_array_cache(runtime& rt, const std::string& policy, const cache_options& options) {
+  if (policy == "clock") return for_mode<cache::clock>(rt, options);
+  if (policy == "lfu_da") return for_mode<cache::lfu_da>(rt, options);
+  if (policy == "s3_fifo") return for_mode<cache::s3_fifo>(rt, options);
+  if (policy == "direct_mapped") return for_mode<cache::direct_mapped>(rt, options);
+  throw std::invalid_argument("agio: policy must be 'clock', 'lfu_da', 's3_fifo' or 'direct_mapped', not '" + policy +
+                              "'");
+}
+
+}  // namespace agio::python

@@ -1,0 +1,27 @@
+// Rows through the cache (cache/row_access.hpp) on the GPU: the CPU suite's scenario
+// (row_access_scenario.hpp) with 64 warps, one row a warp, whose lanes copy a row's bytes side
+// by side: rows dividing the line, straddling line ends, longer than a line, and tiny ones at odd
+// offsets, which take the copy's byte and word paths.
+#include <gtest/gtest.h>
+
+#include "agio/runtime/runtime.hpp"
+#include "row_access_scenario.hpp"
+#include "test_support.hpp"
+
+namespace agio {
+namespace {
+
+class GpuRowAccess : public ::testing::TestWithParam<test::row_case> {};
+
+TEST_P(GpuRowAccess, WarpsGatherAndScatterThroughATinyCache) {
+  runtime rt(test::gpu_options());
+  rt.attach(device_options{"ram:2M?lba=512", 2, 32});
+  rt.start();
+  test::rows_through_a_tiny_cache(rt, GetParam().row_bytes, GetParam().offset, 64 * 32);
+  rt.stop();
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, GpuRowAccess, ::testing::ValuesIn(test::row_cases()), test::row_case_name);
+
+}  // namespace
+}  // namespace agio
