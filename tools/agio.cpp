@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
        "(default: to its end). Sizes take K, M, G suffixes.",
        agio::tools::export_main},
       {"bench io",
-       "[--quick | --full] [--out FILE] [--experiments ram,file,devices,movers] [--completion service|waiters]\n"
+       "[--quick | --full] [--out FILE] [--experiments ram,file,devices,movers] [--completion service|waiters|on_demand]\n"
        "       [--seconds S] [--file PATH] [--file-gib G] [--ram-gib G] " +
            backend_synopsis +
            "\n"
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
       {"bench gather",
        "[--rows N] [--row-bytes R] [--offset BYTES] [--cache SIZE] [--table-factor F] [--store URI]\n"
        "       [--policy clock|lfu_da|s3_fifo|direct_mapped] [--line-bytes B] [--ways W] [--repeats N] [--seed S]\n"
-       "       [--completion service|waiters] [--queue-pairs N] [--queue-depth N] [--out FILE] " +
+       "       [--completion service|waiters|on_demand] [--queue-pairs N] [--queue-depth N] [--out FILE] " +
            backend_synopsis,
        "random rows gathered through the cache, from C++ (the comparator for agio.Array)\n"
        "Gathers --rows random rows (default 2^20) of --row-bytes (512) from a table --table-factor (4) times\n"

@@ -26,19 +26,10 @@
 #include "agio/cache/policies/s3_fifo.hpp"
 #include "agio/cache/row_access.hpp"
 #include "gather_bench/gather_run.hpp"
+#include "harness/backend_option.hpp"
 #include "harness/bench_common.hpp"
 
 namespace agio::bench {
-namespace {
-
-completion_mode completion_option(const options& opt) {
-  const std::string name = opt.get("completion", "service");
-  if (name == "service") return completion_mode::service;
-  if (name == "waiters") return completion_mode::waiters;
-  throw std::invalid_argument("--completion is service or waiters, not '" + name + "'");
-}
-
-}  // namespace
 
 int gather_bench_main(int argc, char** argv, int first) {
   const options opt(argc, argv, first);
@@ -122,7 +113,7 @@ int gather_bench_main(int argc, char** argv, int first) {
   doc.config.set("cache_bytes", static_cast<std::int64_t>(c.cache.bytes));
   doc.config.set("line_bytes", std::int64_t{c.cache.line_bytes}).set("ways", std::int64_t{c.cache.ways});
   doc.config.set("policy", c.policy).set("store", store).set("store_kind", store_kind).set("emulation", emulated);
-  doc.config.set("completion", std::string(ro.completion == completion_mode::waiters ? "waiters" : "service"));
+  doc.config.set("completion", completion_name(ro.completion));
   doc.config.set("queue_pairs", std::int64_t{queue_pairs}).set("queue_depth", std::int64_t{queue_depth});
   doc.config.set("threads", std::int64_t{cache::row_job_threads(c.rows, on_gpu(rt))});
   doc.config.set("repeats", std::int64_t{c.repeats}).set("seed", static_cast<std::int64_t>(c.seed));

@@ -341,11 +341,8 @@ int io_bench_main(int argc, char** argv, int first) {
   const auto experiments = opt.list("experiments", "ram,file,devices,movers");
   const backend want = backend_option(opt);
   // "waiters": no completion service; waiting threads retire completions (BaM's model).
-  const std::string completion_name = opt.get("completion", "service");
-  if (completion_name != "service" && completion_name != "waiters") {
-    throw std::invalid_argument("--completion is service or waiters, not '" + completion_name + "'");
-  }
-  const completion_mode completion = completion_name == "waiters" ? completion_mode::waiters : completion_mode::service;
+  // "on_demand": the service runs only while a job does (launched with each one).
+  const completion_mode completion = completion_option(opt);
   // Queue pairs in all (shared among the devices of a series): the completion service runs one
   // warp per queue pair, so they also set how many warps retire completions and copy data.
   const std::uint32_t queue_pairs = opt.whole<std::uint32_t>("queue-pairs", 64);
@@ -505,7 +502,7 @@ int io_bench_main(int argc, char** argv, int first) {
   doc.config.set("queue_pairs", std::int64_t{queue_pairs}).set("queue_depth", std::int64_t{depth});
   doc.config.set("controller_threads", std::int64_t{ctl_threads}).set("lanes_per_warp", std::int64_t{lanes_per_warp});
   doc.config.set("file", file).set("ram", ram);
-  doc.config.set("completion", completion_name);
+  doc.config.set("completion", completion_name(completion));
   doc.config.set("profile_store", profile).set("h2d_copy_gbps", h2d);
   doc.save(out_path);
   std::printf("device: %s\npinned host-to-device copy: %.1f GB/s\nresults: %s\n", description.c_str(), h2d,

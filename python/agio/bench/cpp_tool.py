@@ -69,9 +69,10 @@ def bench_gather(tool: Path, args: argparse.Namespace, backend: str, store_uri: 
     with tempfile.TemporaryDirectory(prefix="agio-bench-") as tmp:
         out = Path(tmp) / "gather.json"
         cmd = [str(tool), "bench", "gather", "--rows", str(args.gather_rows), "--row-bytes",
-               str(args.gather_row_bytes), "--table-factor", str(args.gather_table_factor), "--cache-mib",
-               str(args.gather_cache_mib), "--store", store_uri, "--repeats", str(args.repeats),
-               "--backend", backend]
+               str(args.gather_row_bytes), "--table-factor", str(args.gather_table_factor), "--cache",
+               f"{args.gather_cache_mib}M", "--store", store_uri, "--repeats", str(args.repeats),
+               "--queue-pairs", str(args.queue_pairs), "--queue-depth", str(args.queue_depth),
+               "--completion", args.completion, "--backend", backend]
         doc = _run_json(cmd + ["--out", str(out)], out, 600)
     return gather_rows_per_second(doc), {"device": doc.get("device"), "commit": doc.get("commit"),
                                          "config": doc.get("config"), "command": " ".join(cmd)}

@@ -58,8 +58,8 @@ def run(args: argparse.Namespace, results: Results, progress: Progress) -> None:
         return
     cache_bytes, table_rows, table_bytes = _shape(args)
     store = f"ram:{-(-table_bytes // (1 << 20))}M?lba=4096"
-    rt = agio.Runtime(backend=args.backend, completion=args.completion,
-                      controller_threads=args.controller_threads)
+    # Controller threads as the C++ tool has them (its default: one per two queue pairs).
+    rt = agio.Runtime(backend=args.backend, completion=args.completion)
     dev = rt.attach(store, queue_pairs=args.queue_pairs, queue_depth=args.queue_depth)
     memory = Memory(rt.backend)
     index = np.random.default_rng([args.seed, 2]).integers(0, table_rows, size=args.gather_rows, dtype=np.int64)

@@ -72,8 +72,9 @@ def parser() -> argparse.ArgumentParser:
                    help="the C++ agio tool of a build (e.g. build-gpu/tools/agio): the ram and gather "
                    "comparisons run it; without it they are skipped")
     p.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto", help="agio's backend (default auto)")
-    p.add_argument("--completion", default="service",
-                   help="the runtime's completion mode, for agio in Python and the C++ tool alike (default service)")
+    p.add_argument("--completion", default="on_demand",
+                   help="the runtime's completion mode, for agio in Python and the C++ tool alike (default "
+                        "on_demand, the Python package's)")
     p.add_argument("--queue-pairs", type=_positive(int), default=8, help="agio queue pairs per store (default 8)")
     p.add_argument("--queue-depth", type=_positive(int), default=256, help="entries per queue (default 256)")
     p.add_argument("--controller-threads", type=_positive(int), default=None,
