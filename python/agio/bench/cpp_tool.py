@@ -38,14 +38,18 @@ def _run_json(cmd: list[str], out: Path, timeout_s: float) -> dict:
     return json.loads(out.read_text())
 
 
-def bench_io(tool: Path, args: argparse.Namespace, backend: str) -> tuple[dict[int, float], dict]:
-    """One run of `agio bench io` at the ram experiment's points (4 KiB random reads from a ram:
-    store of --ram-gib, every depth, the same queues, controller threads and completion as the
-    Python side): reads per second by depth, and the tool's config as its JSON gives it."""
+def bench_io(tool: Path, args: argparse.Namespace, backend: str, file: Path | None = None
+             ) -> tuple[dict[int, float], dict]:
+    """One run of `agio bench io` at the experiment's points (4 KiB random reads from a ram:
+    store of --ram-gib, or from `file`, every depth, the same queues, controller threads and
+    completion as the Python side): agio's reads per second by depth, and the tool's config as
+    its JSON gives it, with the store's own ceiling (a CPU io_uring loop) by depth."""
+    series = "ram" if file is None else "file"
     with tempfile.TemporaryDirectory(prefix="agio-bench-") as tmp:
         out = Path(tmp) / "io.json"
-        cmd = [str(tool), "bench", "io", "--experiments", "ram", "--io-bytes", "4096", "--ops", "read",
-               "--outstanding", ",".join(map(str, args.depths)), "--ram-gib", repr(args.ram_gib),
+        store = ["--ram-gib", repr(args.ram_gib)] if file is None else ["--file", str(file)]
+        cmd = [str(tool), "bench", "io", "--experiments", series, "--io-bytes", "4096", "--ops", "read",
+               "--outstanding", ",".join(map(str, args.depths)), *store,
                "--queue-pairs", str(args.queue_pairs), "--queue-depth", str(args.queue_depth),
                "--controller-threads", str(args.controller_threads), "--completion", args.completion,
                "--backend", backend]
@@ -54,7 +58,7 @@ def bench_io(tool: Path, args: argparse.Namespace, backend: str) -> tuple[dict[i
         # Each depth runs agio and the store's CPU ceiling, each for --seconds after a calibration.
         doc = _run_json(cmd + ["--out", str(out)], out, 300 + 4 * len(args.depths) * (args.seconds or 1.0))
     iops = {p["outstanding"]: p["iops"] for p in doc["points"]
-            if p["system"] == "agio" and p["op"] == "read" and p["io_bytes"] == 4096 and p["series"] == "ram"}
+            if p["system"] == "agio" and p["op"] == "read" and p["io_bytes"] == 4096 and p["series"] == series}
     missing = [d for d in args.depths if d not in iops]
     if missing:
         raise RuntimeError(f"agio.bench: agio bench io gave no point for depths {missing}: {doc['points']}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
-from . import kvikio_reader, workload
+from . import cpp_tool, kvikio_reader, workload
 from .data_file import data_file, drop_cached_pages, expected_rows
 from .measure import Budget, reads_per_second
 from .memory import Memory
@@ -80,3 +80,20 @@ def run(args: argparse.Namespace, results: Results, progress: Progress, budget: 
                 theirs = results.point("file", "kvikio", STORE, d, kvikio_runs[d], verified=True)
                 results.compare("file", d, ours, theirs)
         results.info["file"] = {"uri": uri, "bytes": capacity, "kept": args.file is not None}
+        _disk_ceiling(args, results, runtime.backend, path)
+
+
+def _disk_ceiling(args: argparse.Namespace, results: Results, backend: str, path) -> None:
+    """The disk's own ceiling at each depth (the C++ tool's CPU io_uring loop on the same file)
+    beside agio's C++ reads: what no reader of this file can exceed, for reading the ratios."""
+    reason = cpp_tool.missing_reason(args.cpp_tool, ["bench", "io"])
+    if reason:
+        results.note(reason)
+        return
+    drop_cached_pages(path)
+    iops, info = cpp_tool.bench_io(args.cpp_tool, args, backend, file=path)
+    results.info["cpp_bench_io_file"] = info
+    for d in args.depths:
+        results.point("file", "agio-cpp", STORE, d, [iops[d]])
+        if d in info["cpu_ceiling_iops"]:
+            results.point("file", "cpu-ceiling", STORE, d, [info["cpu_ceiling_iops"][d]])

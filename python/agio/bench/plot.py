@@ -29,7 +29,7 @@ def _with_ratio(ax, doc: dict, experiment: str, systems: tuple[tuple[str, str], 
     if not drawn:
         _absent(ax, title)
         return
-    for (system, label), color in zip(drawn, ("C0", "C1")):
+    for (system, label), color in zip(drawn, ("C0", "C1", "C2", "C7")):
         _curve(ax, _series(doc, experiment, system), label, color, scale)
     depths = [p["depth"] for p in _series(doc, experiment, drawn[0][0])]
     ax.set_xscale("log", base=2)
@@ -42,7 +42,7 @@ def _with_ratio(ax, doc: dict, experiment: str, systems: tuple[tuple[str, str], 
         twin = ax.twinx()
         twin.plot([c["depth"] for c in ratios], [c["ratio"] for c in ratios], "k--", marker=".", label="ratio")
         twin.axhline(target, color="C3", lw=1, ls=":", label=f"target {target:g}x")
-        twin.set(ylabel=f"{drawn[0][1]} / {drawn[-1][1]}")
+        twin.set(ylabel=f"{drawn[0][1]} / {drawn[1][1] if len(drawn) > 1 else '?'}")
         twin.set_ylim(0, 1.2 * max(target, *(c["ratio"] for c in ratios)))
         twin.legend(loc="lower right", fontsize=8)
     ax.legend(loc="upper left", fontsize=8)
@@ -77,7 +77,8 @@ def save(doc: dict, path: Path) -> None:
     into = "GPU memory" if doc.get("agio", {}).get("backend") == "gpu" else "host memory (CPU backend)"
     fig, axes = plt.subplots(1, 3, figsize=(18, 5.5))
     fig.suptitle(f"python -m agio.bench on {doc['device']}, {doc['date']}, commit {doc['commit']}", fontsize=11)
-    _with_ratio(axes[0], doc, "file", (("agio-python", "agio"), ("kvikio", "KvikIO")), 3.0, "thousand reads/s", 1e3,
+    _with_ratio(axes[0], doc, "file", (("agio-python", "agio"), ("kvikio", "KvikIO"), ("agio-cpp", "agio C++"),
+                                       ("cpu-ceiling", "disk ceiling (CPU io_uring)")), 3.0, "thousand reads/s", 1e3,
                 f"file: store on the machine's disk (real I/O), 4 KiB random reads into {into}")
     _with_ratio(axes[1], doc, "ram", (("agio-python", "Python"), ("agio-cpp", "C++ bench io")), 0.9,
                 "million reads/s", 1e6, f"ram: store (emulation), 4 KiB random reads into {into}")

@@ -18,7 +18,7 @@ def batch_rows(depth: int) -> int:
     """Rows in one agio call at `depth` requests in flight (dev.read(..., in_flight=depth)): many
     per thread, so that the call's launch and its slowest request are shared by many reads, as a
     user reading a large batch would have them."""
-    return max(depth, min(32 * depth, 16384))
+    return max(depth, min(64 * depth, 32768))
 
 
 def runtime(args: argparse.Namespace, uri: str) -> agio.Runtime:
