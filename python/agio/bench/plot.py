@@ -33,7 +33,7 @@ def _with_ratio(ax, doc: dict, experiment: str, systems: tuple[tuple[str, str], 
         _curve(ax, _series(doc, experiment, system), label, color, scale)
     depths = [p["depth"] for p in _series(doc, experiment, drawn[0][0])]
     ax.set_xscale("log", base=2)
-    ax.set(xticks=depths, xticklabels=[str(d) for d in depths], xlabel="requests in flight (rows per batch)",
+    ax.set(xticks=depths, xticklabels=[str(d) for d in depths], xlabel="requests in flight",
            ylabel=ylabel, title=title)
     ax.minorticks_off()
     ax.set_ylim(bottom=0)
