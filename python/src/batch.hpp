@@ -19,10 +19,11 @@ namespace agio::python {
 
 class core;
 
-// Device memory for one batch's words (refusal, failure count, lowest failed row) and offsets
-// copied from the host, with a pinned host mirror that the copies go through. Pooled by core.
+// Device memory for one batch's words (refusal, failure count, lowest failed row, next row to
+// claim) and offsets copied from the host, with a pinned host mirror that the copies go through.
+// Pooled by core.
 struct scratch {
-  static constexpr std::size_t words = 3;
+  static constexpr std::size_t words = 4;
   std::uint64_t* device = nullptr;
   std::uint64_t* mirror = nullptr;
   std::size_t offsets_capacity = 0;  // offsets that fit after the words

@@ -244,6 +244,7 @@ std::shared_ptr<batch> core::launch(const launch_plan& plan, const std::vector<s
     s.mirror[0] = no_refusal;
     s.mirror[1] = 0;
     s.mirror[2] = plan.bounds.rows;
+    s.mirror[3] = 0;
     std::memcpy(s.mirror + scratch::words, host_offsets.data(), host_offsets.size() * sizeof(std::uint64_t));
     registrations_.use(b->data_, b->data_bytes_);
     try {
@@ -277,7 +278,7 @@ void core::launch_on_cpu(batch& b, const launch_plan& plan, const std::vector<st
       with_io(rt_, [&](const auto& io) {
         run_job(rt_, static_cast<std::uint32_t>(plan.threads),
                 batch_job<std::decay_t<decltype(io)>>{io, plan.dev, plan.write, offsets, plan.bounds, plan.data,
-                                                      nullptr, words + 1});
+                                                      nullptr, words + 1, words + 3});
       });
     } catch (...) {
       b.worker_error_ = std::current_exception();
@@ -330,7 +331,7 @@ void core::launch_on_gpu([[maybe_unused]] batch& b, [[maybe_unused]] const launc
       with_io(rt_, [&](const auto& io) {
         launch_job(rt_, static_cast<std::uint32_t>(plan.threads),
                    batch_job<std::decay_t<decltype(io)>>{io, plan.dev, plan.write, offsets, plan.bounds, plan.data,
-                                                         refused, s.device + 1},
+                                                         refused, s.device + 1, s.device + 3},
                    stream);
       });
     } catch (...) {

@@ -84,9 +84,11 @@ struct check_job {
   }
 };
 
-// Each of the job's threads takes rows t, t + threads, ... (on the GPU backend one GPU thread
-// per stride, so `threads` requests are in flight at once). Failed rows are counted in
-// failures[0], the lowest in failures[1] (the request itself reaches runtime::check()).
+// Each of the job's threads claims the next row not yet taken (next_row) until none is left, so
+// `threads` requests stay in flight until the batch's last rows (a thread whose requests were
+// fast takes more of them, and none sits idle while others still have a queue of their own).
+// Failed rows are counted in failures[0], the lowest in failures[1] (the request itself reaches
+// runtime::check()).
 template <class IO>
 struct batch_job {
   IO io;
@@ -97,6 +99,7 @@ struct batch_job {
   std::byte* data;
   const std::uint64_t* refused;  // check_job's verdict, or nullptr when the host checked
   std::uint64_t* failures;       // [0]: how many rows failed, [1]: the lowest failing row
+  std::uint64_t* next_row;       // 0 at the start
 
   AGIO_HD void note_failure(std::uint64_t row) const {
     using portable::scope;
@@ -106,10 +109,14 @@ struct batch_job {
     }
   }
 
-  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+  AGIO_HD std::uint64_t claim() const {
+    return portable::fetch_add<portable::scope::device>(*next_row, std::uint64_t{1}, portable::relaxed);
+  }
+
+  AGIO_HD void operator()(std::uint32_t, std::uint32_t) const {
     if (refused != nullptr && portable::load<portable::scope::device>(*refused, portable::relaxed) != no_refusal)
       return;
-    for (std::uint64_t i = t; i < bounds.rows; i += threads) {
+    for (std::uint64_t i = claim(); i < bounds.rows; i = claim()) {
       std::byte* row = data + i * bounds.row_bytes;
       const auto at = static_cast<std::uint64_t>(offsets.raw(i));
       const auto bytes = static_cast<std::uint32_t>(bounds.bytes_of(i));
