@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
        "(default: to its end). Sizes take K, M, G suffixes.",
        agio::tools::export_main},
       {"bench io",
-       "[--quick | --full] [--out FILE] [--experiments ram,file,devices,movers] [--completion service|waiters|on_demand]\n"
+       "[--quick | --full] [--out FILE] [--experiments ram,file,devices,movers] [--completion "
+       "service|waiters|on_demand]\n"
        "       [--seconds S] [--file PATH] [--file-gib G] [--ram-gib G] " +
            backend_synopsis +
            "\n"

@@ -2,6 +2,7 @@
 the GPU backend with PyTorch CUDA tensors (the GPU machine)."""
 
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -41,3 +42,24 @@ def backend() -> str:
 @pytest.fixture
 def arrays() -> Arrays:
     return Arrays(BACKEND)
+
+
+def in_threads(count: int, body) -> None:
+    """Runs body(k) on `count` Python threads at once and fails with the first exception any of
+    them raised (a thread's failure would otherwise only be printed)."""
+    failures = []
+
+    def run(k: int) -> None:
+        try:
+            body(k)
+        except Exception as e:  # noqa: BLE001 - reported below, by the test's thread
+            failures.append(e)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not any(t.is_alive() for t in threads), "a thread did not finish within 300 s"
+    if failures:
+        raise failures[0]

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import agio
+from conftest import in_threads
 
 MIB = 1 << 20
 
@@ -249,26 +250,15 @@ def test_slices_and_empty_indices(rt, arrays):
 
 
 def test_python_threads_share_an_array(rt, arrays):
-    import threading
-
     data = stored(rt, np.float32, (3000, 50), 0)
     arr = agio.Array(rt.devices[0], np.float32, (3000, 50), cache_bytes=64 * 1024)
-    failures = []
 
     def gather(seed):
-        try:
-            index = np.random.default_rng(seed).integers(0, 3000, size=500)
-            for _ in range(5):
-                np.testing.assert_array_equal(arrays.get(arr[arrays.put(index)]), data[index])
-        except Exception as e:  # reported by the main thread
-            failures.append(e)
+        index = np.random.default_rng(seed).integers(0, 3000, size=500)
+        for _ in range(5):
+            np.testing.assert_array_equal(arrays.get(arr[arrays.put(index)]), data[index])
 
-    threads = [threading.Thread(target=gather, args=(s,)) for s in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert failures == []
+    in_threads(4, gather)
 
 
 def test_read_only_indices_and_values(backend):

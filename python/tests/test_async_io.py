@@ -1,5 +1,5 @@
 """Non-blocking reads and writes (futures), KvikIO-shaped pread/pwrite, requests in flight,
-registration caching, several Python threads on one runtime, and the on-demand completion
+registration caching, and the on-demand completion
 service: a device-wide synchronize returns while the runtime is started, and CUDA graph capture
 is refused clearly."""
 
@@ -95,28 +95,6 @@ def test_a_read_only_out_is_refused(rt):
         rt.devices[0].read([0], out)
     source = np.frombuffer(bytes(ROW), np.uint8).reshape(1, ROW)  # read-only, and fine to write from
     rt.devices[0].write([0], source)
-
-
-def test_several_python_threads_share_one_runtime(rt, arrays):
-    dev = rt.devices[0]
-    failures = []
-
-    def work(t: int) -> None:
-        try:
-            for round in range(10):
-                data = pattern(8, t * 100 + round)
-                offsets = (np.arange(8) + t * 8) * ROW
-                dev.write(offsets, arrays.put(data))
-                np.testing.assert_array_equal(arrays.get(dev.read(offsets, arrays.empty(data.shape, np.uint8))), data)
-        except Exception as e:  # noqa: BLE001 - reported below
-            failures.append(e)
-
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not failures, failures
 
 
 def test_stop_waits_for_a_future_in_flight(backend, arrays):

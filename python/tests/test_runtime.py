@@ -2,12 +2,12 @@
 
 import errno
 import os
-import threading
 
 import numpy as np
 import pytest
 
 import agio
+from conftest import in_threads
 
 
 def test_context_manager_starts_and_stops(backend):
@@ -100,21 +100,12 @@ def test_several_python_threads_share_a_runtime(backend, arrays):
     rows = 64
     with agio.Runtime(backend=backend, devices=["ram:8M"]) as rt:
         dev = rt.devices[0]
-        errors = []
 
         def worker(k):
-            try:
-                data = np.full((rows, 4096), k, np.uint8)
-                offsets = (np.arange(rows) + k * rows) * 4096
-                dev.write(offsets, arrays.put(data))
-                back = arrays.get(dev.read(offsets, arrays.empty((rows, 4096), np.uint8)))
-                assert (back == data).all()
-            except Exception as e:  # noqa: BLE001 - collected for the main thread
-                errors.append(e)
+            data = np.full((rows, 4096), k, np.uint8)
+            offsets = (np.arange(rows) + k * rows) * 4096
+            dev.write(offsets, arrays.put(data))
+            back = arrays.get(dev.read(offsets, arrays.empty((rows, 4096), np.uint8)))
+            assert (back == data).all()
 
-        threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert errors == []
+        in_threads(8, worker)
