@@ -52,7 +52,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--experiments", type=_experiments, default=list(EXPERIMENTS),
                    help="any of file,ram,gather (default: all; those that cannot run say why and skip)")
     p.add_argument("--depths", type=_whole_list, default=None,
-                   help=f"requests in flight (agio: one read call of 64 rows per request in flight, capped at 32768 rows; KvikIO: that many futures) (default {FULL_DEPTHS}; --quick {QUICK_DEPTHS})")
+                   help=f"requests in flight (agio: read calls of 256 rows per request in flight, at most "
+                        f"131072; KvikIO: that many futures) (default {FULL_DEPTHS}; --quick {QUICK_DEPTHS})")
     p.add_argument("--repeats", type=_positive(int), default=None, help="runs per point (default 5; --quick 3)")
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--seconds", type=_positive(float), default=None,

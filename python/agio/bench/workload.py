@@ -16,9 +16,9 @@ POOL_READS = 1 << 18
 
 def batch_rows(depth: int) -> int:
     """Rows in one agio call at `depth` requests in flight (dev.read(..., in_flight=depth)): many
-    per thread, so that the call's launch and its slowest request are shared by many reads, as a
-    user reading a large batch would have them."""
-    return max(depth, min(64 * depth, 32768))
+    per thread, so that the call's cost (its launch, and its end, when fewer than `depth` rows
+    are left) is shared by many reads, as a user reading a large batch would have it."""
+    return max(depth, min(256 * depth, 131072))
 
 
 def runtime(args: argparse.Namespace, uri: str) -> agio.Runtime:
