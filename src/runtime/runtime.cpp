@@ -109,6 +109,13 @@ struct runtime::state {
                             const std::vector<io::device_info>& infos);
   void create_controller(const sizes& sized, std::vector<proxy::device_endpoint> endpoints);
   void start_service(const sizes& sized);
+  // On demand, under lease_mutex: when the current generation was told to quit, launches the
+  // next one and tells the current one to leave at once (the next is queued behind it).
+  void launch_next_generation_if_told_to_quit() {
+    if (detail::load<detail::scope::system>(service_quit[io::quit_word], detail::relaxed) != service_generation) return;
+    detail::store<detail::scope::system>(service_quit[io::superseded_word], service_generation, detail::release);
+    plat->start_service(io, service_workers, ++service_generation);
+  }
 
   // Lays out the device-side memory in `c`: every queue pair's states, the transaction
   // records, control, counters and the tables the controller handle points to.
@@ -304,7 +311,7 @@ void runtime::state::start_service(const sizes& sized) {
   plat->reserve_thread_stack(options.gpu_thread_stack_bytes);
   if (options.completion == completion_mode::on_demand) {
     // No lease is held yet: generation 0 counts as told to quit, so the first lease launches 1.
-    service_quit = static_cast<std::uint32_t*>(plat->allocate_pinned(sizeof(std::uint32_t)));
+    service_quit = static_cast<std::uint32_t*>(plat->allocate_pinned(2 * sizeof(std::uint32_t)));
     io.service_quit = service_quit;
     std::lock_guard lock(lease_mutex);
     leases_open = true;
@@ -415,8 +422,7 @@ void runtime::stop() {
   if (s.service_quit) {
     std::lock_guard lock(s.lease_mutex);
     s.leases_open = false;
-    if (detail::load<detail::scope::system>(*s.service_quit, detail::relaxed) == s.service_generation)
-      plat.start_service(s.io, s.service_workers, ++s.service_generation);
+    s.launch_next_generation_if_told_to_quit();
   }
   // Time for the service to retire the completions of commands aborted at the deadline.
   constexpr std::uint32_t retire_grace_ms = 100;
@@ -460,9 +466,7 @@ void runtime::acquire_service() const {
   if (!s.service_quit) return;
   std::lock_guard lock(s.lease_mutex);
   if (s.leases++ != 0 || !s.leases_open) return;
-  // The generation told to quit may still be draining: the next one queues behind it.
-  if (detail::load<detail::scope::system>(*s.service_quit, detail::relaxed) == s.service_generation)
-    s.plat->start_service(s.io, s.service_workers, ++s.service_generation);
+  s.launch_next_generation_if_told_to_quit();
 }
 
 void runtime::release_service() const {
@@ -471,7 +475,7 @@ void runtime::release_service() const {
   std::lock_guard lock(s.lease_mutex);
   if (s.leases == 0) return;  // taken before start(), when leases were not counted
   if (--s.leases == 0 && s.leases_open)
-    detail::store<detail::scope::system>(*s.service_quit, s.service_generation, detail::release);
+    detail::store<detail::scope::system>(s.service_quit[io::quit_word], s.service_generation, detail::release);
 }
 
 void runtime::release_service_after(void* stream) const {

@@ -2,6 +2,7 @@
 // Where the shared I/O state of one runtime lives: devices, queue pairs, transaction records,
 // control words, counters and the first-error record. The runtime fills it in; the controller
 // handle (controller.hpp) and the completion code (service/retire.hpp) both read it.
+#include <cstddef>
 #include <cstdint>
 
 #include "agio/queue/shared_state.hpp"
@@ -12,6 +13,9 @@ namespace agio::io {
 // Who retires completions (runtime_options::completion): the completion service, or the
 // threads that wait for them (no service kernel runs; see service/retire.hpp).
 enum class retirement : std::uint32_t { by_service = 0, by_waiters = 1 };
+
+inline constexpr std::size_t quit_word = 0;
+inline constexpr std::size_t superseded_word = 1;
 
 struct io_state {
   const device_info* devices = nullptr;
@@ -24,8 +28,10 @@ struct io_state {
   std::uint32_t queue_pair_count = 0;
   std::uint32_t record_count = 0;
   retirement retired_by = retirement::by_service;
-  // completion_mode::on_demand: a word in host memory the device side can read, holding the
-  // generation of the service the host has told to exit (service::run); nullptr otherwise.
+  // completion_mode::on_demand: two words in host memory the device side reads (service::run):
+  // [quit_word] the latest generation of the service told to drain and exit (its last lease was
+  // given back), [superseded_word] the latest told to exit at once (the next one is queued
+  // behind it). nullptr otherwise.
   const std::uint32_t* service_quit = nullptr;
   std::uint64_t submit_timeout_ns = 0;  // how long a submitter may wait for a free entry
   std::uint64_t wait_timeout_ns = 0;    // the deadline wait() uses

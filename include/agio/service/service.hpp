@@ -30,44 +30,60 @@ AGIO_HD inline bool drained(const io::io_state& c, std::uint32_t worker, std::ui
   return true;
 }
 
-// Whether the host has told this generation of an on-demand service to exit once drained: the
-// quit word names the latest generation told, and every one before it was told too (a generation
-// that missed its own number, because the next lease launched the next one before it looked, must
-// still end, or the next one, queued behind it, would never start). Generations count up and
-// wrap; the difference says which came first.
-AGIO_HD inline bool told_to_quit(const io::io_state& c, std::uint32_t generation) {
-  if (c.service_quit == nullptr) return false;
-  const std::uint32_t told = detail::load<scope::system>(*c.service_quit, detail::acquire);
-  return static_cast<std::int32_t>(told - generation) >= 0;
+// What the host has told generation `generation` of an on-demand service. The words name the
+// latest generation told, and every one before it was told too (a generation that missed its
+// own number, because the next lease came before it looked, must still end, or the next one,
+// queued behind it, would never start). Generations count up and wrap; the difference says which
+// came first.
+enum class lease_news { run, drain_and_exit, exit_now };
+AGIO_HD inline bool told(std::uint32_t word, std::uint32_t generation) {
+  return static_cast<std::int32_t>(word - generation) >= 0;
+}
+AGIO_HD inline lease_news news_for(const io::io_state& c, std::uint32_t generation) {
+  if (c.service_quit == nullptr) return lease_news::run;
+  if (told(detail::load<scope::system>(c.service_quit[io::superseded_word], detail::acquire), generation))
+    return lease_news::exit_now;
+  return told(detail::load<scope::system>(c.service_quit[io::quit_word], detail::acquire), generation)
+             ? lease_news::drain_and_exit
+             : lease_news::run;
 }
 
 // The service loop of worker `worker` of `workers` (a warp on the GPU, a thread on the host):
 // queue pairs worker, worker + workers, ... belong to it alone. Runs until the host asks it to
 // exit, or to drain and every command of its queues has been retired. An on-demand service
 // (completion_mode::on_demand) is launched as generation `generation` and also ends, drained,
-// once the host has released the last lease and named that generation, or a later one, in
-// c.service_quit.
+// once the host has released the last lease (news_for says drain_and_exit), or at once when the
+// host has queued the next generation behind it (exit_now).
 AGIO_HD inline void run(const io::io_state& c, std::uint32_t worker, std::uint32_t workers,
                         std::uint32_t generation = 0) {
   // Idle polls stay short: a completion waits at most this long for its warp to look again.
   detail::backoff idle(1'024);
-  // The quit word is in host memory: read at every poll, its round trip over PCIe would slow the
-  // polling itself (measured: 4 requests in flight went from 109 K to 62 K per second). So it is
-  // read only after this many idle polls in a row, tens of microseconds at most.
-  constexpr std::uint32_t idle_polls_per_quit_check = 32;
-  std::uint32_t idle_polls = 0;
+  // The lease words are in host memory: read at every poll, their round trip over PCIe would slow
+  // the polling itself (measured: 4 requests in flight went from 109 K to 62 K per second). So
+  // they are read every this many polls, busy or idle: tens of microseconds at most.
+  constexpr std::uint32_t polls_per_lease_check = 32;
+  std::uint32_t polls = 0;
+  bool quit = false;  // told to drain and exit: it stays told
   for (;;) {
     std::uint32_t retired = 0;
     for (std::uint32_t q = worker; q < c.queue_pair_count; q += workers)
       retired += poll_for_mode<warp_team>(c, c.queue_pairs[q]);
     const std::uint32_t mode = detail::load<scope::device>(c.control->service_mode, detail::acquire);
     if (mode == io::service_exit) return;
+    if (c.service_quit != nullptr && ++polls % polls_per_lease_check == 0) {
+      const lease_news news = news_for(c, generation);
+      // The next generation is queued behind this one and takes over every queue, completions
+      // still unretired included: each worker leaves at once, so that it starts. (Were they to
+      // drain first, those whose queues drained would leave the others' queues and their own to
+      // a generation that cannot start until the rest also drain: requests would wait on queues
+      // nobody polls.)
+      if (news == lease_news::exit_now) return;
+      quit = quit || news == lease_news::drain_and_exit;
+    }
     if (retired != 0) {
-      idle_polls = 0;
       idle.reset();
       continue;
     }
-    const bool quit = ++idle_polls % idle_polls_per_quit_check == 0 && told_to_quit(c, generation);
     if ((mode == io::service_drain || quit) && drained(c, worker, workers)) return;
     idle.pause();
   }
