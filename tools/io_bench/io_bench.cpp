@@ -360,6 +360,8 @@ int io_bench_main(int argc, char** argv, int first) {
   if (ram_bytes < (1u << 20)) throw std::invalid_argument("--ram-gib is at least 1 MiB (0.001)");
   if (file_bytes < (1u << 20)) throw std::invalid_argument("--file-gib is at least 1 MiB (0.001)");
   if (queue_pairs == 0) throw std::invalid_argument("--queue-pairs must be positive");
+  // Also the threads of the store's ceiling, which share its requests among them.
+  if (ctl_threads == 0) throw std::invalid_argument("--controller-threads must be positive");
   if (depth < 2 || depth > 4096) throw std::invalid_argument("--queue-depth is 2 to 4096");
   if (lanes_per_warp == 0 || lanes_per_warp > 32) throw std::invalid_argument("--lanes-per-warp is 1 to 32");
   for (const std::uint64_t n : outstanding_pinned) {
