@@ -55,11 +55,8 @@ class batch {
 
   core* owner_;  // nullptr once finished
   std::mutex mutex_;
-  std::uint32_t dev_ = 0;
-  bool write_ = false;
   row_offsets offsets_;
   row_bounds bounds_;
-  bool device_checked_ = false;  // offsets in GPU memory, checked by check_job
   const void* data_ = nullptr;
   std::size_t data_bytes_ = 0;
   std::string uri_;

@@ -223,11 +223,8 @@ void core::give_back(std::shared_ptr<scratch> s) {
 
 std::shared_ptr<batch> core::launch(const launch_plan& plan, const std::vector<std::uint64_t>& host_offsets) {
   std::shared_ptr<batch> b(new batch(*this));
-  b->dev_ = plan.dev;
-  b->write_ = plan.write;
   b->offsets_ = plan.offsets;
   b->bounds_ = plan.bounds;
-  b->device_checked_ = plan.offsets_in_gpu_memory;
   b->uri_ = rt_.devices()[plan.dev].uri;
   b->limit_ = batch_limit(options_, plan.bounds.rows, plan.threads);
   if (plan.bounds.rows == 0) {
