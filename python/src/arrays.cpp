@@ -31,18 +31,22 @@ bool c_contiguous(const nb::ndarray<>& a) {
   return true;
 }
 
-std::vector<std::uint64_t> host_indices(const char* name, const nb::ndarray<>& a) {
+integers integer_array(const char* name, const nb::ndarray<>& a) {
   if (a.ndim() != 1)
     throw std::invalid_argument(std::string("agio: ") + name + " must be one-dimensional, got " + what_array(name, a));
   const nb::dlpack::dtype t = a.dtype();
-  if (t.code != static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int) &&
-      t.code != static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt)) {
+  const bool is_signed = t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int);
+  if (!is_signed && t.code != static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt)) {
     throw nb::type_error((std::string("agio: ") + name + " must be an array of integers").c_str());
   }
   if (!c_contiguous(a)) throw std::invalid_argument(std::string("agio: ") + name + " must be contiguous");
+  return {a.data(), static_cast<std::uint32_t>(t.bits / 8), is_signed};
+}
+
+std::vector<std::uint64_t> host_indices(const char* name, const nb::ndarray<>& a) {
+  const integers given = integer_array(name, a);
   const std::size_t n = a.shape(0);
-  const std::size_t width = t.bits / 8;
-  std::vector<std::byte> raw(n * width);
+  std::vector<std::byte> raw(n * given.width);
   if (a.device_type() == nb::device::cuda::value) {
 #if defined(__CUDACC__)
     throw_on_cuda_error(cudaMemcpy(raw.data(), a.data(), raw.size(), cudaMemcpyDeviceToHost),
@@ -54,27 +58,11 @@ std::vector<std::uint64_t> host_indices(const char* name, const nb::ndarray<>& a
   } else if (n != 0) {
     std::memcpy(raw.data(), a.data(), raw.size());
   }
-  const bool is_signed = t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int);
+  const integers host{raw.data(), given.width, given.is_signed};
   std::vector<std::uint64_t> out(n);
   for (std::size_t i = 0; i < n; ++i) {
-    std::int64_t v = 0;
-    const std::byte* p = raw.data() + i * width;
-    switch (width) {
-      case 1:
-        v = is_signed ? std::int64_t{*reinterpret_cast<const std::int8_t*>(p)}
-                      : std::int64_t{*reinterpret_cast<const std::uint8_t*>(p)};
-        break;
-      case 2:
-        v = is_signed ? std::int64_t{*reinterpret_cast<const std::int16_t*>(p)}
-                      : std::int64_t{*reinterpret_cast<const std::uint16_t*>(p)};
-        break;
-      case 4:
-        v = is_signed ? std::int64_t{*reinterpret_cast<const std::int32_t*>(p)}
-                      : std::int64_t{*reinterpret_cast<const std::uint32_t*>(p)};
-        break;
-      default: v = *reinterpret_cast<const std::int64_t*>(p); break;
-    }
-    if (is_signed && v < 0)
+    const std::int64_t v = host[i];
+    if (given.is_signed && v < 0)
       throw std::invalid_argument(std::string("agio: ") + name + "[" + std::to_string(i) + "] is negative (" +
                                   std::to_string(v) + ")");
     out[i] = static_cast<std::uint64_t>(v);

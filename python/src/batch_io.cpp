@@ -132,15 +132,7 @@ std::shared_ptr<batch> core::transfer(std::uint32_t dev, bool write, const nb::n
   std::vector<std::uint64_t> at;
   row_offsets source;
   if (offsets_on_gpu) {
-    const nb::dlpack::dtype t = offsets.dtype();
-    if (t.code != static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int) &&
-        t.code != static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt)) {
-      throw nb::type_error("agio: offsets must be an array of integers");
-    }
-    if (!c_contiguous(offsets)) throw std::invalid_argument("agio: offsets must be contiguous");
-    source.values = offsets.data();
-    source.width = t.bits / 8;
-    source.is_signed = t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int);
+    source.given = integer_array("offsets", offsets);
   } else {
     at = host_indices("offsets", offsets);
     for (std::size_t i = 0; i < at.size(); ++i) {
@@ -269,7 +261,7 @@ void core::launch_on_cpu(batch& b, const launch_plan& plan, const std::vector<st
   const std::size_t words = scratch::words + host_offsets.size();
   rt_.copy_to_device(s.device, s.mirror, words * sizeof(std::uint64_t));
   row_offsets offsets = plan.offsets;
-  if (!host_offsets.empty()) offsets = {s.device + scratch::words, 8, false, 0, 0};
+  if (!host_offsets.empty()) offsets = {{s.device + scratch::words, 8, false}, 0, 0};
   b.worker_ = std::thread([this, &b, plan, offsets, words = s.device] {
     try {
       with_io(rt_, [&](const auto& io) {
@@ -316,7 +308,7 @@ void core::launch_on_gpu([[maybe_unused]] batch& b, [[maybe_unused]] const launc
         cudaMemcpyAsync(s.device, s.mirror, words * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream),
         "copying offsets to the GPU");
     row_offsets offsets = plan.offsets;
-    if (!host_offsets.empty()) offsets = {s.device + scratch::words, 8, false, 0, 0};
+    if (!host_offsets.empty()) offsets = {{s.device + scratch::words, 8, false}, 0, 0};
     const std::uint64_t* refused = nullptr;
     if (plan.offsets_in_gpu_memory) {
       const auto threads = static_cast<std::uint32_t>(std::min<std::uint64_t>(plan.bounds.rows, 8192));
@@ -431,12 +423,10 @@ std::exception_ptr batch::outcome_of_words() {
   try {
     if (words[0] != no_refusal) {
       const std::uint64_t row = words[0] >> 2;
-      std::int64_t value = 0;
-      const std::size_t width = offsets_.width;
+      const integers& given = offsets_.given;
       std::byte raw[8] = {};
-      c.rt_.copy_to_host(raw, static_cast<const std::byte*>(offsets_.values) + row * width, width);
-      row_offsets one{raw, offsets_.width, offsets_.is_signed, 0, 0};
-      value = one.raw(0);
+      c.rt_.copy_to_host(raw, static_cast<const std::byte*>(given.values) + row * given.width, given.width);
+      const std::int64_t value = integers{raw, given.width, given.is_signed}[0];
       throw std::invalid_argument(describe_refusal(static_cast<row_refusal>(words[0] & 3), row, value, bounds_, uri_));
     }
     if (words[1] != 0) {

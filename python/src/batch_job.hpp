@@ -9,32 +9,19 @@
 
 #include "agio/io/io_handle.hpp"
 #include "agio/portable.hpp"
+#include "integers.hpp"
 
 namespace agio::python {
 
-// Row i's byte offset.
+// Row i's byte offset: the caller's integers, or first + i * stride when there are none.
 struct row_offsets {
-  const void* values = nullptr;  // the caller's integers, or nullptr for first + i * stride
-  std::uint32_t width = 8;       // bytes per integer: 1, 2, 4 or 8
-  bool is_signed = false;
+  integers given;
   std::uint64_t first = 0;
   std::uint64_t stride = 0;
 
   // Row i's offset as the caller gave it (negative values stay negative).
   AGIO_HD std::int64_t raw(std::uint64_t i) const {
-    if (values == nullptr) return static_cast<std::int64_t>(first + i * stride);
-    switch (width) {
-      case 1:
-        return is_signed ? std::int64_t{static_cast<const std::int8_t*>(values)[i]}
-                         : std::int64_t{static_cast<const std::uint8_t*>(values)[i]};
-      case 2:
-        return is_signed ? std::int64_t{static_cast<const std::int16_t*>(values)[i]}
-                         : std::int64_t{static_cast<const std::uint16_t*>(values)[i]};
-      case 4:
-        return is_signed ? std::int64_t{static_cast<const std::int32_t*>(values)[i]}
-                         : std::int64_t{static_cast<const std::uint32_t*>(values)[i]};
-      default: return static_cast<const std::int64_t*>(values)[i];
-    }
+    return given.values == nullptr ? static_cast<std::int64_t>(first + i * stride) : given[i];
   }
 };
 
