@@ -74,8 +74,12 @@ struct check_job {
 // Each of the job's threads claims the next row not yet taken (next_row) until none is left, so
 // `threads` requests stay in flight until the batch's last rows (a thread whose requests were
 // fast takes more of them, and none sits idle while others still have a queue of their own).
-// Failed rows are counted in failures[0], the lowest in failures[1] (the request itself reaches
-// runtime::check()).
+// A thread claims its next row and loads that row's offset while its request is in flight: the
+// claim (an atomic) and the load (from host memory, for offsets the caller gave there) each cost
+// a round trip that would otherwise sit between one completion and the next submission. Rows
+// larger than one request are transferred piece by piece (read_bytes/write_bytes), waited on
+// there. Failed rows are counted in failures[0], the lowest in failures[1] (the request itself
+// reaches runtime::check()).
 template <class IO>
 struct batch_job {
   IO io;
@@ -96,19 +100,37 @@ struct batch_job {
     }
   }
 
-  AGIO_HD std::uint64_t claim() const {
-    return portable::fetch_add<portable::scope::device>(*next_row, std::uint64_t{1}, portable::relaxed);
+  // The next row not yet taken, and its byte offset (0 past the last row).
+  struct claimed {
+    std::uint64_t row;
+    std::uint64_t at;
+  };
+  AGIO_HD claimed claim() const {
+    const std::uint64_t row =
+        portable::fetch_add<portable::scope::device>(*next_row, std::uint64_t{1}, portable::relaxed);
+    return {row, row < bounds.rows ? static_cast<std::uint64_t>(offsets.raw(row)) : 0};
   }
 
   AGIO_HD void operator()(std::uint32_t, std::uint32_t) const {
     if (refused != nullptr && portable::load<portable::scope::device>(*refused, portable::relaxed) != no_refusal)
       return;
-    for (std::uint64_t i = claim(); i < bounds.rows; i = claim()) {
-      std::byte* row = data + i * bounds.row_bytes;
-      const auto at = static_cast<std::uint64_t>(offsets.raw(i));
-      const auto bytes = static_cast<std::uint32_t>(bounds.bytes_of(i));
-      const status s = write ? io.write_bytes(dev, at, bytes, row) : io.read_bytes(dev, at, bytes, row);
-      if (!s.ok()) note_failure(i);
+    const std::uint64_t one_request = std::uint64_t{io.max_blocks(dev)} * io.lba_bytes(dev);
+    claimed c = claim();
+    while (c.row < bounds.rows) {
+      std::byte* row = data + c.row * bounds.row_bytes;
+      const std::uint64_t bytes = bounds.bytes_of(c.row);
+      if (bytes > one_request) {
+        const status s = write ? io.write_bytes(dev, c.at, bytes, row) : io.read_bytes(dev, c.at, bytes, row);
+        if (!s.ok()) note_failure(c.row);
+        c = claim();
+        continue;
+      }
+      const auto size = static_cast<std::uint32_t>(bytes);
+      const transaction t =
+          write ? io.async_write_bytes(dev, c.at, size, row) : io.async_read_bytes(dev, c.at, size, row);
+      const claimed next = claim();
+      if (!io.wait(t).ok()) note_failure(c.row);
+      c = next;
     }
   }
 };
