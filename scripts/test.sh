@@ -35,8 +35,9 @@ done
 echo "== Python package and suite (pip install ., pytest python/tests, CPU backend)"
 # The CPU backend is what the suite runs here, so the extension is built without nvcc, which
 # would take minutes on CI's two cores; the GPU machine builds and tests the CUDA one. The
-# benchmark harness's test sets Python beside the C++ tool of the AddressSanitizer build.
-{ CMAKE_ARGS="-DAGIO_ENABLE_CUDA=OFF" python3 -m pip install --quiet ".[test]" &&
+# benchmark harness's test sets Python beside the C++ tool of the AddressSanitizer build. PyTorch
+# and PyG come from PyPI (about a minute), so that agio.torch and agio.pyg are tested too.
+{ CMAKE_ARGS="-DAGIO_ENABLE_CUDA=OFF" python3 -m pip install --quiet ".[test,pyg]" &&
   AGIO_BENCH_CPP_TOOL=build-address/tools/agio python3 -m pytest -q python/tests; } ||
   failed+=("Python package and suite")
 echo "== fuzzers (scripts/fuzz.sh)"
