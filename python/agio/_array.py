@@ -75,8 +75,7 @@ class Array:
             )
         elif cache.runtime is not runtime:
             raise ValueError("agio.Array: cache belongs to another agio.Runtime than dev")
-        else:
-            cache._live()
+        cache._live()  # a closed cache is refused now, not at the first call
         self.cache: Cache = cache
 
     def __len__(self) -> int:

@@ -2,7 +2,6 @@
 
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "core.hpp"
@@ -11,10 +10,10 @@ namespace nb = nanobind;
 
 namespace agio::python {
 
-array_table::array_table(nb::object core_object, std::uint32_t dev, std::uint64_t offset, std::uint64_t row_bytes,
+array_table::array_table(core& owner, std::uint32_t dev, std::uint64_t offset, std::uint64_t row_bytes,
                          std::uint64_t rows)
-    : core_object_(std::move(core_object)), core_(nb::cast<core*>(core_object_)) {
-  const runtime& rt = nb::cast<core*>(core_object_)->rt();
+    : owner_(&owner) {
+  const runtime& rt = owner.rt();
   if (!rt.running()) throw std::logic_error("agio: an Array needs a started runtime");
   const std::vector<device_description> devices = rt.devices();
   if (dev >= devices.size()) throw std::invalid_argument("agio: no device " + std::to_string(dev));
@@ -31,7 +30,7 @@ array_table::array_table(nb::object core_object, std::uint32_t dev, std::uint64_
 
 void bind_array(nb::module_& m) {
   nb::class_<array_table>(m, "RowTable")
-      .def(nb::init<nb::object, std::uint32_t, std::uint64_t, std::uint64_t, std::uint64_t>());
+      .def(nb::init<core&, std::uint32_t, std::uint64_t, std::uint64_t, std::uint64_t>());
 }
 
 }  // namespace agio::python

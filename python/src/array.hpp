@@ -15,16 +15,16 @@ class core;
 
 class array_table {
  public:
-  array_table(nanobind::object core_object, std::uint32_t dev, std::uint64_t offset, std::uint64_t row_bytes,
-              std::uint64_t rows);
+  array_table(core& owner, std::uint32_t dev, std::uint64_t offset, std::uint64_t row_bytes, std::uint64_t rows);
 
   const cache::row_table& table() const { return table_; }
-  // The runtime whose device holds the table.
-  const core* owner() const { return core_; }
+  // The runtime whose device holds the table, to compare with a cache's. Not kept alive: the
+  // runtime frees its memory at stop while Arrays live on, and a cache holds its runtime for
+  // as long as it runs jobs.
+  const core* owner() const { return owner_; }
 
  private:
-  nanobind::object core_object_;  // keeps the runtime, and so core_, alive
-  const core* core_;
+  const core* owner_;
   cache::row_table table_;
 };
 
