@@ -4,7 +4,8 @@
 // threads (warps on the GPU) gather random rows of a table 16 times a tiny cache, scatter every
 // row once in a shuffled order (neighbouring rows of a line written at once) and gather them all
 // again; every byte is checked, storage holds exactly the new rows after a flush and the bytes
-// around the table are untouched. Memory moves by rt.copy_to_device / copy_to_host and storage
+// around the table are untouched. And the same for three tables at once, each job covering all
+// three (row_segments_*_job). Memory moves by rt.copy_to_device / copy_to_host and storage
 // by one-thread jobs, so the same code serves both backends.
 #include <gtest/gtest.h>
 
@@ -156,6 +157,132 @@ inline void rows_through_a_tiny_cache(runtime& rt, std::uint64_t row_bytes, std:
   });
   EXPECT_EQ(storage_bytes(rt, 0, offset), std::vector<std::byte>(offset));
   EXPECT_EQ(storage_bytes(rt, offset + rows * row_bytes, 700), std::vector<std::byte>(700));
+}
+
+// Runs a `Job` (a row_segments_*_job) on cache handle `cache` over `segments` (copied to device
+// memory, positions in all `count`) with `threads` job threads and returns what its failure
+// record holds.
+template <class Job, class Cache>
+cache::row_failure run_segments_job(runtime& rt, const Cache& cache, const std::vector<cache::row_segment>& segments,
+                                    std::uint64_t count, std::uint32_t threads) {
+  auto* at = static_cast<cache::row_segment*>(rt.allocate_device(segments.size() * sizeof(cache::row_segment)));
+  auto* failure = static_cast<cache::row_failure*>(rt.allocate_device(sizeof(cache::row_failure)));
+  rt.copy_to_device(at, segments.data(), segments.size() * sizeof(cache::row_segment));
+  const cache::row_failure none = cache::row_failure::none(count);
+  rt.copy_to_device(failure, &none, sizeof none);
+  run_job(rt, threads, Job{cache, at, static_cast<std::uint32_t>(segments.size()), count, failure});
+  cache::row_failure found;
+  rt.copy_to_host(&found, failure, sizeof found);
+  rt.free(at);
+  rt.free(failure);
+  return found;
+}
+
+// Rows of three tables of different row sizes, at unaligned offsets one after another on device
+// 0 (a few bytes apart), through one cache of 8 lines in single jobs, `threads` job threads:
+// random rows of all three gathered in one job, every row of every table scattered once in one
+// job (shuffled), then all gathered again in one job; every byte checked, storage holds exactly
+// the new rows after a flush, the bytes between the tables untouched. Device 0 needs 512 KiB.
+inline void three_tables_in_one_job(runtime& rt, std::uint32_t threads) {
+  struct table_rows {
+    cache::row_table table;
+    std::vector<std::byte> old_rows;
+    std::vector<std::byte> new_rows;
+    std::uint64_t* indices = nullptr;
+    std::byte* rows = nullptr;
+  };
+  constexpr std::uint32_t line_bytes = 4096;
+  std::vector<table_rows> tables(3);
+  tables[0].table = {0, 37, 100, 600};      // 60 KB of rows straddling line ends
+  tables[1].table = {0, 60050, 5000, 30};   // rows spanning lines
+  tables[2].table = {0, 210051, 13, 4000};  // tiny rows
+  std::uint64_t seed = 10;
+  for (auto& t : tables) {
+    const std::uint64_t bytes = t.table.rows * t.table.row_bytes;
+    t.old_rows = random_bytes(bytes, seed++);
+    t.new_rows = random_bytes(bytes, seed++);
+    ASSERT_TRUE(write_storage(rt, t.table.offset, t.old_rows).ok());
+    const std::uint64_t most = std::max<std::uint64_t>(t.table.rows, 1000);
+    t.indices = static_cast<std::uint64_t*>(rt.allocate_device(most * sizeof(std::uint64_t)));
+    t.rows = static_cast<std::byte*>(rt.allocate_device(most * t.table.row_bytes));
+  }
+  // The segments for indices picks[k] of table k (copied to its device memory), rows in its buffer.
+  const auto segments_for = [&](const std::vector<std::vector<std::uint64_t>>& picks, std::uint64_t& count) {
+    std::vector<cache::row_segment> segments;
+    count = 0;
+    for (std::size_t k = 0; k < tables.size(); ++k) {
+      rt.copy_to_device(tables[k].indices, picks[k].data(), picks[k].size() * sizeof(std::uint64_t));
+      segments.push_back({tables[k].table, tables[k].indices, tables[k].rows, count});
+      count += picks[k].size();
+    }
+    return segments;
+  };
+  // Every byte of table k's buffer equals `expected` rows picks[k].
+  const auto expect_rows = [&](const std::vector<std::vector<std::uint64_t>>& picks, bool renewed) {
+    for (std::size_t k = 0; k < tables.size(); ++k) {
+      const std::uint64_t row_bytes = tables[k].table.row_bytes;
+      std::vector<std::byte> host(picks[k].size() * row_bytes);
+      rt.copy_to_host(host.data(), tables[k].rows, host.size());
+      const std::vector<std::byte>& expected = renewed ? tables[k].new_rows : tables[k].old_rows;
+      for (std::size_t p = 0; p < picks[k].size(); ++p) {
+        ASSERT_TRUE(std::equal(host.begin() + p * row_bytes, host.begin() + (p + 1) * row_bytes,
+                               expected.begin() + picks[k][p] * row_bytes))
+            << "table " << k << ", row " << picks[k][p] << " at position " << p;
+      }
+    }
+  };
+  with_io(rt, [&](const auto& io) {
+    using IO = std::decay_t<decltype(io)>;
+    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, IO> cache(
+        rt, {8 * line_bytes, line_bytes, 2});
+    using handle = typename decltype(cache)::handle;
+    std::mt19937_64 random(4);
+    std::vector<std::vector<std::uint64_t>> picks(tables.size());
+    for (std::size_t k = 0; k < tables.size(); ++k) {
+      picks[k].resize(1000);
+      for (auto& p : picks[k]) p = random() % tables[k].table.rows;
+    }
+    std::uint64_t count = 0;
+    std::vector<cache::row_segment> segments = segments_for(picks, count);
+    cache::row_failure found =
+        run_segments_job<cache::row_segments_gather_job<handle>>(rt, cache.device(), segments, count, threads);
+    EXPECT_EQ(found.failed, 0u) << "first at " << found.lowest << ": " << to_string(status::unpack(found.status));
+    expect_rows(picks, false);
+
+    // Every row once, shuffled, its new bytes at its position.
+    for (std::size_t k = 0; k < tables.size(); ++k) {
+      const std::uint64_t row_bytes = tables[k].table.row_bytes;
+      picks[k].resize(tables[k].table.rows);
+      std::iota(picks[k].begin(), picks[k].end(), 0);
+      std::shuffle(picks[k].begin(), picks[k].end(), random);
+      std::vector<std::byte> host(picks[k].size() * row_bytes);
+      for (std::size_t p = 0; p < picks[k].size(); ++p) {
+        std::copy_n(tables[k].new_rows.begin() + picks[k][p] * row_bytes, row_bytes, host.begin() + p * row_bytes);
+      }
+      rt.copy_to_device(tables[k].rows, host.data(), host.size());
+    }
+    segments = segments_for(picks, count);
+    found = run_segments_job<cache::row_segments_scatter_job<handle>>(rt, cache.device(), segments, count, threads);
+    EXPECT_EQ(found.failed, 0u) << "first at " << found.lowest << ": " << to_string(status::unpack(found.status));
+
+    for (auto& p : picks) std::sort(p.begin(), p.end());
+    segments = segments_for(picks, count);
+    found = run_segments_job<cache::row_segments_gather_job<handle>>(rt, cache.device(), segments, count, threads);
+    EXPECT_EQ(found.failed, 0u) << "first at " << found.lowest << ": " << to_string(status::unpack(found.status));
+    expect_rows(picks, true);
+    cache.flush();
+    expect_nothing_held(cache);
+    EXPECT_GT(cache.counters().evictions, 0u);
+  });
+  std::uint64_t end = 0;
+  for (auto& t : tables) {
+    EXPECT_EQ(storage_bytes(rt, t.table.offset, t.new_rows.size()), t.new_rows);
+    EXPECT_EQ(storage_bytes(rt, end, t.table.offset - end), std::vector<std::byte>(t.table.offset - end));
+    end = t.table.offset + t.new_rows.size();
+    rt.free(t.indices);
+    rt.free(t.rows);
+  }
+  EXPECT_EQ(storage_bytes(rt, end, 700), std::vector<std::byte>(700));
 }
 
 // Row sizes and offsets: rows dividing the line, straddling line ends, longer than a line,

@@ -1,7 +1,7 @@
 // Rows through the cache (cache/row_access.hpp) on the GPU: the CPU suite's scenario
 // (row_access_scenario.hpp) with 64 warps, one row a warp, whose lanes copy a row's bytes side
 // by side: rows dividing the line, straddling line ends, longer than a line, and tiny ones at odd
-// offsets, which take the copy's byte and word paths.
+// offsets, which take the copy's byte and word paths; and three such tables in one job.
 #include <gtest/gtest.h>
 
 #include "agio/runtime/runtime.hpp"
@@ -18,6 +18,15 @@ TEST_P(GpuRowAccess, WarpsGatherAndScatterThroughATinyCache) {
   rt.attach(device_options{"ram:2M?lba=512", 2, 32});
   rt.start();
   test::rows_through_a_tiny_cache(rt, GetParam().row_bytes, GetParam().offset, 64 * 32);
+  rt.stop();
+}
+
+// Three tables of different row sizes, each job over all three (row_segments_*_job).
+TEST(GpuRowAccessSegments, WarpsGatherAndScatterThreeTablesInOneJob) {
+  runtime rt(test::gpu_options());
+  rt.attach(device_options{"ram:2M?lba=512", 2, 32});
+  rt.start();
+  test::three_tables_in_one_job(rt, 64 * 32);
   rt.stop();
 }
 
