@@ -281,3 +281,166 @@ def test_state_dict_reopens_the_table_with_its_optimizer_state(dev, where):
     other = agio_torch.EmbeddingBag.from_pretrained(torch.zeros(41, 4), store=dev, offset=2 * MIB, freeze=False, **options)
     with pytest.raises(ValueError, match="shape"):
         other.load_state_dict(saved)
+
+
+# --- EmbeddingBagCollection ------------------------------------------------------------------
+
+
+def weights_of(seed, shapes):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(rows, dim, generator=g) for rows, dim in shapes]
+
+
+def collection(dev, weights, poolings, **options):
+    """Tables t0, t1, ... of `weights`, table i serving features f{i}a and f{i}b."""
+    tables = [
+        agio_torch.EmbeddingBagConfig(f"t{i}", len(w), w.shape[1], [f"f{i}a", f"f{i}b"], pooling=p, weight=w)
+        for i, (w, p) in enumerate(zip(weights, poolings))
+    ]
+    return agio_torch.EmbeddingBagCollection(tables, store=dev, **options), tables
+
+
+def test_collection_pools_each_feature_as_torch(dev, where):
+    weights = weights_of(1, [(100, 8), (300, 8), (50, 4), (70, 8)])
+    ebc, _ = collection(dev, weights, ["sum", "mean", "max", "sum"])
+    assert len(ebc.groups) == 2  # the three tables of width 8 are one staged table: one gather
+    assert ebc.feature_names == ["f0a", "f0b", "f1a", "f1b", "f2a", "f2b", "f3a", "f3b"]
+    g = torch.Generator().manual_seed(2)
+    features, expected = {}, {}
+    for i, (w, mode) in enumerate(zip(weights, ["sum", "mean", "max", "sum"])):
+        ref = reference(w, where, mode=mode)
+        two_d = torch.randint(0, len(w), (6, 3), generator=g).to(where)
+        values, offsets = bags(g, len(w), 6, where)
+        offsets[1] = 0  # an empty bag
+        features[f"f{i}a"], expected[f"f{i}a"] = two_d, ref(two_d)
+        features[f"f{i}b"], expected[f"f{i}b"] = (values, offsets), ref(values, offsets)
+    out = ebc(features)
+    assert list(out) == ebc.feature_names
+    for name in ebc.feature_names:
+        assert torch.equal(out[name], expected[name]), name
+
+
+def test_lookup_gives_each_features_row(dev, where):
+    weights = weights_of(3, [(100, 16), (40, 16)])
+    ebc, _ = collection(dev, weights, ["sum", "mean"])
+    indices = torch.tensor([[5, 99, 0, 39], [5, 5, 39, 0], [0, 1, 2, 3]], device=where)
+    out = ebc.lookup(indices)
+    table_per_feature = [weights[0], weights[0], weights[1], weights[1]]
+    expected = torch.stack([w[indices[:, f].cpu()] for f, w in enumerate(table_per_feature)], dim=1)
+    assert out.shape == (3, 4, 16) and torch.equal(out.cpu(), expected)
+    with pytest.raises(IndexError, match=r"indices\[1, 2\] = 40 is out of range for feature 'f1a' \(table 't1' of 40 rows\)"):
+        ebc.lookup(torch.tensor([[0, 0, 0, 0], [0, 0, 40, 0]], device=where))
+    with pytest.raises(ValueError, match=r"indices is \[batch, 4\]"):
+        ebc.lookup(indices[:, :3])
+    mixed, _ = collection(dev, weights_of(4, [(10, 4), (10, 8)]), ["sum", "sum"], offset=4 * MIB)
+    with pytest.raises(ValueError, match="lookup needs every table of one embedding_dim"):
+        mixed.lookup(torch.zeros(2, 4, dtype=torch.int64, device=where))
+
+
+def test_collection_refuses_bad_features_before_reading(dev, where):
+    ebc, _ = collection(dev, weights_of(5, [(20, 4)]), ["sum"])
+    good = torch.zeros(2, 2, dtype=torch.int64, device=where)
+    cases = [
+        (ValueError, r"features lack \['f0b'\]", {"f0a": good}),
+        (ValueError, r"features \['g'\] are none", {"f0a": good, "f0b": good, "g": good}),
+        (IndexError, r"feature 'f0b' value \[3\] = 20 is out of range for table 't0' of 20 rows", {"f0a": good, "f0b": good.reshape(1, 4) + torch.tensor([0, 0, 0, 20], device=where)}),
+        (ValueError, r"offsets\[0\] is 1", {"f0a": good, "f0b": (good.reshape(-1), torch.tensor([1], device=where))}),
+        (TypeError, "torchrec", [good]),
+    ]
+    for error, message, features in cases:
+        with pytest.raises(error, match=message):
+            ebc(features)
+    counts = ebc.groups[0].array.counters()
+    assert counts["hits"] + counts["misses"] == 0
+
+
+def test_collection_config_errors(dev):
+    with pytest.raises(ValueError, match="mode is one of"):
+        agio_torch.EmbeddingBagConfig("t", 10, 4, ["f"], pooling="none")
+    with pytest.raises(ValueError, match=r"weight has shape \(10, 4\), not \(10, 8\)"):
+        agio_torch.EmbeddingBagConfig("t", 10, 8, ["f"], weight=torch.zeros(10, 4))
+    tables = [agio_torch.EmbeddingBagConfig("t", 10, 4, ["f"]), agio_torch.EmbeddingBagConfig("u", 10, 4, ["f"])]
+    with pytest.raises(ValueError, match=r"feature names are unique; \['f'\] repeat"):
+        agio_torch.EmbeddingBagCollection(tables, store=dev)
+    with pytest.raises(ValueError, match="needs .* bytes of ram:32M"):
+        agio_torch.EmbeddingBagCollection([agio_torch.EmbeddingBagConfig("t", 1 << 20, 16, ["f"])], store=dev)
+
+
+def test_collection_lookup_trains_with_rowwise_adagrad(dev, where):
+    weights = weights_of(6, [(60, 8), (30, 8)])
+    ebc, _ = collection(dev, weights, ["sum", "sum"], optimizer="rowwise_adagrad", lr=0.2, eps=1e-6)
+    whole = torch.cat(weights).to(where).requires_grad_()
+    state = torch.zeros(len(whole), device=where)
+    bases = torch.tensor([0, 0, 60, 60], device=where)
+    g = torch.Generator().manual_seed(7)
+    for _ in range(4):
+        indices = torch.cat([torch.randint(0, 20, (8, 2), generator=g), torch.randint(0, 10, (8, 2), generator=g)], 1)
+        indices = indices.to(where)
+        ebc.lookup(indices).pow(2).sum().backward()
+        whole.grad = None
+        whole[indices + bases].pow(2).sum().backward()
+        with torch.no_grad():
+            touched = torch.unique(indices + bases)
+            grad = whole.grad[touched]
+            state[touched] += grad.pow(2).mean(dim=1)
+            whole[touched] -= (0.2 / (state[touched].sqrt() + 1e-6)).unsqueeze(1) * grad
+    table = ebc.groups[0].array.gather(torch.arange(90, device=where)).cpu()
+    torch.testing.assert_close(table, whole.detach().cpu(), rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(ebc.state_dict()["groups.0.optimizer_state"], state, rtol=1e-6, atol=1e-7)
+
+
+def test_collection_pooled_training_equals_torchs_sparse_sgd(dev, where):
+    weights = weights_of(8, [(50, 4), (80, 6)])
+    ebc, _ = collection(dev, weights, ["mean", "sum"], optimizer="sgd", lr=0.3)
+    refs = [reference(w, where, mode=m, freeze=False, sparse=True) for w, m in zip(weights, ["mean", "sum"])]
+    sgd = torch.optim.SGD([p for r in refs for p in r.parameters()], lr=0.3)
+    g = torch.Generator().manual_seed(9)
+    for _ in range(3):
+        features = {}
+        for i, w in enumerate(weights):
+            features[f"f{i}a"] = bags(g, len(w), 5, where)
+            features[f"f{i}b"] = torch.randint(0, len(w), (5, 2), generator=g).to(where)
+        sum(o.pow(2).sum() for o in ebc(features).values()).backward()
+        sgd.zero_grad()
+        loss = 0
+        for i, ref in enumerate(refs):
+            loss = loss + ref(*features[f"f{i}a"]).pow(2).sum() + ref(features[f"f{i}b"]).pow(2).sum()
+        loss.backward()
+        sgd.step()
+    for table, ref in zip(ebc.groups, refs):
+        got = table.array.gather(torch.arange(len(table.array), device=where)).cpu()
+        # torch's sparse gradient adds each occurrence of a row on its own: rounding apart
+        torch.testing.assert_close(got, ref.weight.detach().cpu(), rtol=1e-5, atol=1e-5)
+
+
+def test_collection_prefetch_flush_and_open(dev, where):
+    weights = weights_of(10, [(4096, 64), (100, 64)])
+    ebc, tables = collection(dev, weights, ["sum", "sum"], optimizer="sgd", lr=1.0)
+    indices = torch.stack([torch.arange(0, 4096, 64), torch.arange(64) % 7, torch.arange(64), torch.arange(64)], 1)
+    indices = indices.to(where)
+    ebc.prefetch(indices)
+    ebc.prefetch({"f0a": indices[:, :2], "f0b": indices[:, 2:], "f1a": indices[:, 2:], "f1b": indices[:, 3:]})
+    ebc.groups[0].array.reset_counters()
+    ebc.lookup(indices).sum().backward()
+    assert ebc.groups[0].array.counters()["misses"] == 0
+    ebc.flush()
+    again = agio_torch.EmbeddingBagCollection.open(tables, store=dev)
+    assert torch.equal(again.lookup(indices), ebc.lookup(indices).detach())
+    assert not torch.equal(again.lookup(indices[:1]).cpu()[0, 0], weights[0][0])
+    smaller = [agio_torch.EmbeddingBagConfig("t0", 4000, 64, ["f0a"])]
+    with pytest.raises(ValueError, match="open it with the tables it was made with"):
+        agio_torch.EmbeddingBagCollection.open(smaller, store=dev)
+
+
+def test_keyed_jagged_tensor_in_keyed_tensor_out(dev, where):
+    jagged = pytest.importorskip("torchrec.sparse.jagged_tensor")
+    weights = weights_of(11, [(30, 4)])
+    ebc, _ = collection(dev, weights, ["sum"])
+    lengths = torch.tensor([2, 0, 1, 3, 1, 1])  # f0a's 3 bags, then f0b's
+    values = torch.tensor([1, 2, 3, 4, 5, 6, 7, 8, 9])
+    kjt = jagged.KeyedJaggedTensor(keys=["f0a", "f0b"], values=values.to(where), lengths=lengths.to(where))
+    out = ebc(kjt)
+    ref = reference(weights[0], where, mode="sum")
+    assert out.keys() == ["f0a", "f0b"]
+    assert torch.equal(out["f0a"], ref(values[:3].to(where), torch.tensor([0, 2, 2], device=where)))
+    assert torch.equal(out["f0b"], ref(values[3:].to(where), torch.tensor([0, 3, 4], device=where)))
