@@ -184,10 +184,13 @@ def training_batches(where, rows, steps=4):
     return [bags(g, rows, 16, where) for _ in range(steps)]
 
 
-def test_sgd_steps_equal_torchs_sparse_sgd(dev, where):
+@pytest.mark.parametrize("mode, scale_grad_by_freq", [("mean", False), ("sum", True)])
+def test_sgd_steps_equal_torchs_sparse_sgd(dev, where, mode, scale_grad_by_freq):
     weight = torch.randn(200, 8, generator=torch.Generator().manual_seed(5))
-    emb = agio_torch.EmbeddingBag.from_pretrained(weight, store=dev, mode="mean", freeze=False, optimizer="sgd", lr=0.5)
-    ref = torch.nn.EmbeddingBag.from_pretrained(weight.clone(), freeze=False, mode="mean", sparse=True).to(where)
+    options = dict(mode=mode, scale_grad_by_freq=scale_grad_by_freq, freeze=False)
+    emb = agio_torch.EmbeddingBag.from_pretrained(weight, store=dev, optimizer="sgd", lr=0.5, **options)
+    # torch has no sparse gradient scaled by frequency; its dense one steps the same rows
+    ref = torch.nn.EmbeddingBag.from_pretrained(weight.clone(), sparse=not scale_grad_by_freq, **options).to(where)
     sgd = torch.optim.SGD(ref.parameters(), lr=0.5)
     for indices, offsets in training_batches(where, 200):
         target = torch.arange(len(offsets) * 8, dtype=torch.float32, device=where).reshape(-1, 8)
