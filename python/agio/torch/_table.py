@@ -7,6 +7,7 @@ their state_dict."""
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any
 
 import numpy
@@ -41,11 +42,13 @@ class StagedTable(torch.nn.Module):
         if self.frozen or not (self.training and torch.is_grad_enabled()):
             return rows
         rows.requires_grad_()
-        writes_then = self._writes
-        rows.register_post_accumulate_grad_hook(lambda leaf: self._update(uniq, leaf, writes_then))
+        # The graph holds the hook as long as the output lives; a weak reference lets the
+        # module (and its cache) go when the user drops it.
+        table, writes_then = weakref.ref(self), self._writes
+        rows.register_post_accumulate_grad_hook(lambda leaf: _update(table, uniq, leaf, writes_then))
         return rows
 
-    def _update(self, uniq: torch.Tensor, leaf: torch.Tensor, writes_then: int) -> None:
+    def update(self, uniq: torch.Tensor, leaf: torch.Tensor, writes_then: int) -> None:
         grad, leaf.grad = leaf.grad, None
         if self.optimizer is None:
             raise RuntimeError(
@@ -101,6 +104,12 @@ class StagedTable(torch.nn.Module):
     def extra_repr(self) -> str:
         where = self.whereabouts()
         return f"{where['uri']!r} from byte {where['offset']}, shape={where['shape']}, dtype={where['dtype']}"
+
+
+def _update(table: Any, uniq: torch.Tensor, leaf: torch.Tensor, writes_then: int) -> None:
+    if table() is None:
+        raise RuntimeError("agio.torch: backward reached rows of a module that no longer exists; keep it until backward")
+    table().update(uniq, leaf, writes_then)
 
 
 def tuple_or_value(value: Any) -> Any:
