@@ -295,7 +295,8 @@ class EmbeddingBagCollection(torch.nn.Module):
                 if not keyed:
                     offsets = torch.cat([offsets, torch.tensor([len(values)], device=offsets.device)])
             else:
-                raise TypeError(f"{_WHERE}: {what} is a [batch, n] tensor or (values, offsets), not {type(given_bags).__name__}")
+                kind = type(given_bags).__name__
+                raise TypeError(f"{_WHERE}: {what} is a [batch, n] tensor or (values, offsets), not {kind}")
             bags[name] = (values.to(device, torch.int64), offsets.to(device, torch.int64))
         return bags
 

@@ -108,7 +108,7 @@ class StagedTable(torch.nn.Module):
 
 def _update(table: Any, uniq: torch.Tensor, leaf: torch.Tensor, writes_then: int) -> None:
     if table() is None:
-        raise RuntimeError("agio.torch: backward reached rows of a module that no longer exists; keep it until backward")
+        raise RuntimeError("agio.torch: backward reached rows of a module deleted since; keep it until backward")
     table().update(uniq, leaf, writes_then)
 
 
@@ -195,6 +195,6 @@ def check_declared(array: Array, where: str, **declared: Any) -> None:
         expected = numpy_dtype(value) if name == "dtype" else value
         if expected != staged[name]:
             raise ValueError(
-                f"{where}: {name} is {value}, but the table staged at byte {array.offset} of "
-                f"{array.device.uri} has {staged[name]} (shape {array.shape}, dtype {array.dtype})"
+                f"{where}: {name} is {value}, but the table staged on {array.device.uri} has "
+                f"{staged[name]} (shape {array.shape}, dtype {array.dtype})"
             )
