@@ -251,6 +251,13 @@ def test_updates_reach_storage_on_flush(dev, where):
     emb.flush()
     again = agio.Array.open(dev)  # a cache of its own: it sees what storage holds
     assert torch.equal(again.gather(torch.arange(64, device=where)).cpu(), table_of(emb))
+    emb(torch.tensor([[3]], device=where)).sum().backward()
+    expected = table_of(emb)
+    emb.close()  # writes back, then frees the cache
+    assert emb.array.closed
+    assert torch.equal(agio.Array.open(dev).gather(torch.arange(64, device=where)).cpu(), expected)
+    with pytest.raises(RuntimeError, match="stopped"):
+        emb(torch.tensor([[3]], device=where))
 
 
 def test_frozen_and_optimizerless_tables_refuse_backward_and_write_nothing(dev, where):
@@ -434,6 +441,8 @@ def test_collection_prefetch_flush_and_open(dev, where):
     again = agio_torch.EmbeddingBagCollection.open(tables, store=dev)
     assert torch.equal(again.lookup(indices), ebc.lookup(indices).detach())
     assert not torch.equal(again.lookup(indices[:1]).cpu()[0, 0], weights[0][0])
+    ebc.close()
+    assert all(table.array.closed for table in ebc.groups)
     smaller = [agio_torch.EmbeddingBagConfig("t0", 4000, 64, ["f0a"])]
     with pytest.raises(ValueError, match="open it with the tables it was made with"):
         agio_torch.EmbeddingBagCollection.open(smaller, store=dev)

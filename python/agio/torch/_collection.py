@@ -319,6 +319,11 @@ class EmbeddingBagCollection(torch.nn.Module):
         for table in self.groups:
             table.flush()
 
+    def close(self) -> None:
+        """Writes updated rows back and frees the caches now; later calls raise RuntimeError."""
+        for table in self.groups:
+            table.close()
+
     def extra_repr(self) -> str:
         return f"features={self.feature_names}"
 

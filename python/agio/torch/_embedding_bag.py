@@ -190,6 +190,10 @@ class EmbeddingBag(torch.nn.Module):
         """Writes every updated row back to the store and makes it durable."""
         self.table.flush()
 
+    def close(self) -> None:
+        """Writes updated rows back and frees the cache now; later calls raise RuntimeError."""
+        self.table.close()
+
     @property
     def array(self) -> Any:
         """The agio.Array holding the table (its counters() tell the cache's hits and misses)."""

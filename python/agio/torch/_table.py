@@ -69,6 +69,12 @@ class StagedTable(torch.nn.Module):
     def flush(self) -> None:
         self.array.flush()
 
+    def close(self) -> None:
+        """Writes the table back and frees its cache now (GPU memory), not when collected."""
+        if not self.array.closed:
+            self.flush()
+            self.array.close()
+
     def whereabouts(self) -> dict:
         return {
             "uri": self.array.device.uri,
