@@ -53,8 +53,9 @@ class StagedTable(torch.nn.Module):
         if self.optimizer is None:
             raise RuntimeError(
                 "agio.torch: backward reached a table that has no optimizer, so its gradient "
-                "would be lost; pass optimizer='sgd' or 'rowwise_adagrad' (with lr) to train it, "
-                "or freeze it (freeze=True, or the module's eval())"
+                "would be lost; pass optimizer='sgd' or 'rowwise_adagrad' (with lr) to train it; for "
+                "inference call the module's eval() or run it under torch.no_grad() (from_pretrained "
+                "and open also take freeze=True)"
             )
         # The rows the forward read are current unless an update was written since; then the
         # table's rows are read again so that no update is lost.
