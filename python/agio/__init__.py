@@ -31,3 +31,12 @@ __all__ = [
     "scatter",
     "stage",
 ]
+
+
+def __getattr__(name: str):
+    # agio.torch imports PyTorch, so `import agio` loads it only when it is asked for.
+    if name == "torch":
+        import importlib
+
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module 'agio' has no attribute {name!r}")
