@@ -3,6 +3,7 @@ reach the GPU through agio's software cache, one launch per mini-batch, and a Ne
 that samples without pyg-lib. Needs PyTorch and torch_geometric (`import agio` does not).
 See docs/PYG.md."""
 
+from .feature_store import FeatureStore
 from .sampler import NeighborSampler
 
-__all__ = ["NeighborSampler"]
+__all__ = ["FeatureStore", "NeighborSampler"]
