@@ -106,6 +106,16 @@ def test_put_whole_tensor_again_replaces_it_and_remove_forgets_it(store):
         store.get_tensor(group_name=None, attr_name="x", index=None)
 
 
+def test_open_tensor_reads_an_array_staged_before_in_place(store, runtime):
+    x = _features(rows=300)
+    agio.stage(x, runtime.devices[0], offset=0, progress=False)
+    store.open_tensor("x")
+    store[None, "y", None] = torch.arange(300)  # staged after x, not over it
+    index = torch.tensor([299, 0, 17])
+    assert torch.equal(_host(store.get_tensor(group_name=None, attr_name="x", index=index)), x[index])
+    assert torch.equal(_host(store.get_tensor(group_name=None, attr_name="y", index=index)), index)
+
+
 def test_bad_inputs_raise_and_write_nothing(store):
     x = _features()
     store[None, "x", None] = x

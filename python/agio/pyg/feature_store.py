@@ -99,6 +99,15 @@ class FeatureStore(PygFeatureStore):
     def get_all_tensor_attrs(self) -> list[TensorAttr]:
         return [self._tensor_attr_cls.cast(*key) for key in self._arrays]
 
+    def open_tensor(self, attr_name: str, offset: int = 0, group_name: Optional[str] = None) -> None:
+        """Makes the array already staged at byte `offset` of the store (agio.stage, the agio
+        tool's `stage --npy`, or a .npy file attached as a file: store) the attribute
+        (group_name, attr_name), read in place: nothing is copied. Later puts are staged after it."""
+        header = agio.read_header(self.store, offset)
+        self._space.reserve(header.data_offset + header.nbytes)
+        self._arrays[(group_name, attr_name)] = _new_array(self.store, header.dtype, header.shape,
+                                                           header.data_offset, self._cache, self._cache_options)
+
     # The cache ###############################################################
 
     def flush(self) -> None:

@@ -27,3 +27,7 @@ class StoreSpace:
             )
         self.used = start + size
         return start
+
+    def reserve(self, end: int) -> None:
+        """Marks the bytes up to `end` taken (an array staged there before)."""
+        self.used = max(self.used, end)
