@@ -1,5 +1,5 @@
-"""agio.Array: an N-D array whose rows live on a device, gathered and scattered through agio's
-software cache in GPU memory (the _agio extension's ArrayCache)."""
+"""agio.Array: an N-D array whose rows live on a device, gathered and scattered through an
+agio.Cache in GPU memory (the _agio extension's RowTable says where the rows are)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 import numpy
 
 from . import _agio
+from ._cache import Cache
 from ._runtime import Device, _array
 from ._stage import open_array
 
@@ -17,7 +18,8 @@ from ._stage import open_array
 class Array:
     """An array of `shape` and `dtype` stored on `dev` from byte `offset` on, row after row
     (shape[0] rows, each the remaining dimensions in C order), read and written through a
-    software cache of its own in GPU memory (CPU memory on the CPU backend).
+    software cache in GPU memory (CPU memory on the CPU backend): `cache`, an agio.Cache shared
+    with other arrays, or else one of its own.
 
         arr = agio.Array(dev, numpy.float32, (1 << 20, 128))   # rows of 512 bytes
         rows = arr[torch.tensor([5, 9, 5], device="cuda")]     # shape (3, 128), on the GPU
@@ -25,9 +27,9 @@ class Array:
         arr.flush()
 
     `dev`: a Device of a started Runtime; `dtype`: anything numpy.dtype takes (or a PyTorch
-    dtype); `offset`: any byte offset (a .npy file's data starts after its header);
-    `cache_bytes`, `line_bytes` (a multiple of the device's LBA size), `ways` and `policy`
-    ("clock", "lfu_da", "s3_fifo", "direct_mapped") shape the cache."""
+    dtype); `offset`: any byte offset (a .npy file's data starts after its header). Without
+    `cache`, `cache_bytes`, `line_bytes`, `ways` and `policy` shape the array's own cache (as
+    agio.Cache's, whose defaults they take); with it they may not be given."""
 
     def __init__(
         self,
@@ -35,10 +37,12 @@ class Array:
         dtype: Any,
         shape: Any,
         offset: int = 0,
-        cache_bytes: int = 64 << 20,
-        policy: str = "clock",
-        line_bytes: int = 4096,
-        ways: int = 8,
+        *,
+        cache: Cache | None = None,
+        cache_bytes: int | None = None,
+        policy: str | None = None,
+        line_bytes: int | None = None,
+        ways: int | None = None,
     ):
         if not isinstance(dev, Device):
             raise TypeError(f"agio.Array: dev must be an agio.Device (Runtime.attach), not {type(dev).__name__}")
@@ -54,11 +58,26 @@ class Array:
         if self.row_bytes == 0:
             raise ValueError(f"agio.Array: rows of shape {self.shape[1:]} and dtype {self.dtype} hold no bytes")
         runtime = dev._runtime
-        self._runtime = runtime  # the cache lives in the runtime's memory: keep the runtime alive
-        self._cache = _agio.ArrayCache(
-            runtime._live(), dev.index, offset, self.row_bytes, self.shape[0], policy, cache_bytes, line_bytes, ways
-        )
-        runtime._arrays.add(self)
+        self._runtime = runtime
+        self._table = _agio.RowTable(runtime._live(), dev.index, offset, self.row_bytes, self.shape[0])
+        given = {"cache_bytes": cache_bytes, "policy": policy, "line_bytes": line_bytes, "ways": ways}
+        options = {name: value for name, value in given.items() if value is not None}
+        self._owns_cache = cache is None
+        self._closed = False
+        if cache is None:
+            cache = Cache(runtime, **options)
+        elif not isinstance(cache, Cache):
+            raise TypeError(f"agio.Array: cache must be an agio.Cache, not {type(cache).__name__}")
+        elif options:
+            raise ValueError(
+                f"agio.Array: {', '.join(options)} shape a cache of the array's own; with cache= the "
+                "shared agio.Cache's options hold (give them to agio.Cache instead)"
+            )
+        elif cache.runtime is not runtime:
+            raise ValueError("agio.Array: cache belongs to another agio.Runtime than dev")
+        else:
+            cache._live()
+        self.cache: Cache = cache
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -72,11 +91,8 @@ class Array:
         agio.IOError when storage failed (naming device, LBA and cause)."""
         cache = self._live()
         index = _array(index)
-        if out is None:
-            out = self._new_rows(index)
-        else:
-            self._check_rows("out", out, index)
-        cache.gather(index, out)
+        out = self._out("", index, out)
+        cache.gather([self._segment("", index, out)])
         return out
 
     def scatter(self, index: Any, values: Any) -> None:
@@ -87,22 +103,22 @@ class Array:
         cache = self._live()
         index = _array(index)
         self._check_rows("values", values, index)
-        cache.scatter(index, values)
+        cache.scatter([self._segment("", index, values)])
 
     def prefetch(self, index: Any) -> None:
         """Starts loading rows index[i] into the cache and returns when they are asked for (a
         hint: a row whose cache set is full is loaded when read instead)."""
-        self._live().prefetch(_array(index))
+        self._live().prefetch([self._segment("", _array(index), None)])
 
     def flush(self) -> None:
-        """Writes every modified row back to storage and makes it durable. Raises agio.IOError
-        if storage refused a write (its data stays in the cache for the next flush)."""
+        """Writes every modified row of the array's cache back to storage (every array's on a
+        shared cache) and makes it durable. Raises agio.IOError if storage refused a write (its
+        data stays in the cache for the next flush)."""
         self._live().flush()
 
     def counters(self) -> dict:
-        """The cache's counts since it was made or reset_counters(): hits, misses (fills
-        issued), hits_on_busy, coalesced_in_warp, evictions, write_backs, fill_failures,
-        write_back_failures."""
+        """The cache's counts (every array's on a shared cache) since it was made or
+        reset_counters(): see agio.Cache.counters."""
         return self._live().counters()
 
     def reset_counters(self) -> None:
@@ -129,22 +145,43 @@ class Array:
     def open(cls, source: Device, offset: int = 0, **cache_options: Any) -> "Array":
         """The array staged at byte `offset` of `source` (agio.stage), or the .npy file attached
         as file:PATH, read in place: its dtype, shape and data offset come from the record's
-        header. `cache_options` (cache_bytes, policy, line_bytes, ways) go to Array."""
+        header. `cache_options` (cache, or cache_bytes, policy, line_bytes, ways) go to Array."""
         return open_array(cls, source, offset, **cache_options)
 
     def close(self) -> None:
-        """Frees the cache (Runtime.stop does this for every Array, after writing them back);
-        later calls raise RuntimeError."""
-        self._cache.close()
+        """Closes the array, and its cache when it is its own (written back while the runtime
+        runs; Runtime.stop closes every cache); a shared agio.Cache stays open for its other
+        arrays. Later calls raise RuntimeError."""
+        self._closed = True
+        if self._owns_cache:
+            self.cache.close()
 
     @property
     def closed(self) -> bool:
-        return self._cache.closed()
+        return self._closed or self.cache.closed
 
     def _live(self) -> Any:
-        if self._cache.closed():
-            raise RuntimeError("agio: this Array's runtime stopped; make a new agio.Runtime and Array")
-        return self._cache
+        """The extension's cache, once the array and its cache are open."""
+        if self._closed:
+            raise RuntimeError("agio: this Array is closed")
+        if self.cache.closed:
+            raise RuntimeError(
+                "agio: this Array's cache is closed (its runtime stopped, or Cache.close() was "
+                "called); make a new agio.Runtime and Array"
+            )
+        return self.cache._core
+
+    def _segment(self, name: str, index: Any, rows: Any) -> tuple:
+        """The array's part of a call on its cache: rows `rows` (None for a prefetch) of
+        `index`; `name` starts the arguments' names in messages ("pairs[1] ")."""
+        return (self._table, index, rows, name)
+
+    def _out(self, name: str, index: Any, out: Any) -> Any:
+        """`out` checked to take the rows of `index`, or a new array for them."""
+        if out is None:
+            return self._new_rows(index)
+        self._check_rows(name + "out", out, index)
+        return out
 
     def _rows_shape(self, index: Any) -> tuple:
         if len(getattr(index, "shape", ())) != 1:

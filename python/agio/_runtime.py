@@ -253,10 +253,10 @@ class Runtime:
         self._core = _agio.Core(opts)
         self._stopped: tuple = ()  # devices, counters and backend, once stopped
         self._failure: IOError | None = None  # what check() raised at stop
-        # The live agio.Arrays on this runtime: their caches live in its memory, so stop()
-        # closes them before it frees the runtime. Weak, so that an Array is freed when its
-        # user lets go of it.
-        self._arrays: weakref.WeakSet = weakref.WeakSet()
+        # The live agio.Caches on this runtime (an Array's own cache is one): they live in its
+        # memory, so stop() closes them before it frees the runtime. Weak, so that a Cache is
+        # freed when its user and its Arrays let go of it.
+        self._caches: weakref.WeakSet = weakref.WeakSet()
         self.devices: list[Device] = []
         for uri in devices:
             self.attach(uri)
@@ -290,10 +290,10 @@ class Runtime:
             except IOError as failure:
                 self._failure = failure
             self._stopped = (core.devices(), core.counters(), core.backend())
-            # core.stop() wrote the Arrays' caches back (their stop hooks); closing frees them
-            # while the runtime they live in still exists.
-            for array in list(self._arrays):
-                array.close()
+            # core.stop() wrote the caches back (their stop hooks); closing frees them while the
+            # runtime they live in still exists.
+            for cache in list(self._caches):
+                cache.close()
             # Freed now rather than whenever the garbage collector comes: on the GPU backend
             # freeing device memory waits for every running kernel, so a runtime freed while
             # another one's completion service runs would wait for as long as that one runs.

@@ -1,6 +1,6 @@
 #pragma once
-// The cache behind an agio.Array: a software_cache of the policy the user named, run by the
-// runtime's completion mode, behind one interface so that the binding (array.cpp) needs no
+// The cache behind an agio.Cache: a software_cache of the policy the user named, run by the
+// runtime's completion mode, behind one interface so that the binding (cache.cpp) needs no
 // templates. Each policy and handle type is instantiated in a file of its own
 // (array_cache_<policy>_<handle>.cpp), so that nvcc compiles them side by side.
 #include <cstddef>
@@ -17,14 +17,15 @@ namespace agio::python {
 class array_cache {
  public:
   virtual ~array_cache() = default;
-  // Rows indices[p] of `table` into (gather) or from (scatter) rows + p * row_bytes, for p in
-  // [0, count), as one agio job; `indices` and `rows` are memory the job's threads reach, and
-  // `failure` device memory started as row_failure::none(count), which the job fills in.
-  virtual void gather(const cache::row_table& table, const std::uint64_t* indices, std::uint64_t count, std::byte* rows,
+  // The rows of `segments` (segment_count of them, in memory the job's threads reach, the
+  // positions [0, count) split between them: cache::row_segment) copied into (gather) or from
+  // (scatter) their rows buffers, as one agio job; `failure` is device memory started as
+  // row_failure::none(count), which the job fills in.
+  virtual void gather(const cache::row_segment* segments, std::uint32_t segment_count, std::uint64_t count,
                       cache::row_failure* failure) = 0;
-  virtual void scatter(const cache::row_table& table, const std::uint64_t* indices, std::uint64_t count,
-                       const std::byte* rows, cache::row_failure* failure) = 0;
-  virtual void prefetch(const cache::row_table& table, const std::uint64_t* indices, std::uint64_t count,
+  virtual void scatter(const cache::row_segment* segments, std::uint32_t segment_count, std::uint64_t count,
+                       cache::row_failure* failure) = 0;
+  virtual void prefetch(const cache::row_segment* segments, std::uint32_t segment_count, std::uint64_t count,
                         cache::row_failure* failure) = 0;
   virtual void flush() = 0;
   virtual cache_counters counters() const = 0;

@@ -1,6 +1,7 @@
 #pragma once
 // make_array_cache_of's definition, for the files that instantiate it (one policy and handle
 // type each).
+#include <algorithm>
 #include <memory>
 
 #include "agio/cache/row_access.hpp"
@@ -15,22 +16,22 @@ class typed_array_cache final : public array_cache {
  public:
   typed_array_cache(runtime& rt, const cache_options& options) : rt_(rt), cache_(rt, options) {}
 
-  void gather(const cache::row_table& table, const std::uint64_t* indices, std::uint64_t count, std::byte* rows,
+  void gather(const cache::row_segment* segments, std::uint32_t segment_count, std::uint64_t count,
               cache::row_failure* failure) override {
-    run_job(rt_, threads(count), cache::row_gather_job<handle>{cache_.device(), table, indices, count, rows, failure});
+    run_job(rt_, threads(count),
+            cache::row_segments_gather_job<handle>{cache_.device(), segments, segment_count, count, failure});
   }
-  void scatter(const cache::row_table& table, const std::uint64_t* indices, std::uint64_t count, const std::byte* rows,
+  void scatter(const cache::row_segment* segments, std::uint32_t segment_count, std::uint64_t count,
                cache::row_failure* failure) override {
-    // The job only reads `rows` when it scatters.
-    run_job(
-        rt_, threads(count),
-        cache::row_scatter_job<handle>{cache_.device(), table, indices, count, const_cast<std::byte*>(rows), failure});
+    run_job(rt_, threads(count),
+            cache::row_segments_scatter_job<handle>{cache_.device(), segments, segment_count, count, failure});
   }
-  void prefetch(const cache::row_table& table, const std::uint64_t* indices, std::uint64_t count,
+  void prefetch(const cache::row_segment* segments, std::uint32_t segment_count, std::uint64_t count,
                 cache::row_failure* failure) override {
     const bool gpu = rt_.backend() == backend::gpu;
     const auto threads = static_cast<std::uint32_t>(std::min<std::uint64_t>(count, gpu ? 65536 : 16));
-    run_job(rt_, threads, cache::row_prefetch_job<handle>{cache_.device(), table, indices, count, failure});
+    run_job(rt_, threads,
+            cache::row_segments_prefetch_job<handle>{cache_.device(), segments, segment_count, count, failure});
   }
   void flush() override { cache_.flush(); }
   cache_counters counters() const override { return cache_.counters(); }

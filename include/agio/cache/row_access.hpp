@@ -11,6 +11,9 @@
 //   // or from the host, as an agio job over a list of row indices in device memory:
 //   run_job(rt, cache::row_job_threads(count, gpu),
 //           cache::row_gather_job<decltype(cache.device())>{cache.device(), table, indices, count, out, failure});
+//   // or rows of several tables in one job: an array of row_segment {table, indices, rows, first}
+//   run_job(rt, cache::row_job_threads(total, gpu),
+//           cache::row_segments_gather_job<decltype(cache.device())>{cache.device(), segments, n, total, failure});
 //
 // A warp serves one row: its leader acquires each line the row touches, the warp shares the
 // pin, and the lanes copy the row's bytes of the line side by side (16 bytes a lane where both
@@ -196,6 +199,68 @@ AGIO_HD inline bool job_warp(std::uint32_t t, std::uint32_t threads, std::uint32
   return warp < warps;
 }
 
+// One table's part of a row job over several tables: its rows indices[0..) copied into (gather)
+// or from (scatter) rows + i * table.row_bytes, at job-wide positions first, first + 1, ...
+// (up to the next segment's first, or the job's count for the last segment).
+struct row_segment {
+  row_table table;
+  const std::uint64_t* indices;
+  std::byte* rows;  // unused by prefetches
+  std::uint64_t first;
+};
+
+// The segment that job-wide position p belongs to: the last whose first position is p or below
+// (an empty segment shares its first with the next one, so it is never picked). segments[0]'s
+// first is 0.
+AGIO_HD inline const row_segment& segment_at(const row_segment* segments, std::uint32_t count, std::uint64_t p) {
+  std::uint32_t low = 0;  // segments[low].first <= p
+  std::uint32_t high = count;
+  while (high - low > 1) {
+    const std::uint32_t middle = low + (high - low) / 2;
+    if (segments[middle].first <= p) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return segments[low];
+}
+
+// The body of every row copy job: job positions [0, count) of `segments`, one warp each after
+// another; an index outside its table and a row that could not be read or written are noted in
+// `failure` at their job-wide position, and the other rows go on.
+template <bool Writes, class Cache>
+AGIO_HD void copy_segment_rows(const Cache& cache, const row_segment* segments, std::uint32_t segment_count,
+                               std::uint64_t count, row_failure* failure, std::uint32_t t, std::uint32_t threads) {
+  std::uint32_t warp = 0;
+  std::uint32_t warps = 0;
+  if (!job_warp(t, threads, warp, warps)) return;
+  for (std::uint64_t p = warp; p < count; p += warps) {
+    const row_segment& segment = segment_at(segments, segment_count, p);
+    const std::uint64_t i = p - segment.first;
+    const std::uint64_t row = segment.indices[i];
+    status s{outcome::invalid_argument, 0};
+    if (row < segment.table.rows) {
+      s = copy_row(cache, segment.table, row, segment.rows + i * segment.table.row_bytes, Writes,
+                   deadline::after_ns(cache.wait_timeout_ns));
+    }
+    if (!s.ok() && detail::warp::leads(detail::warp::whole_warp())) failure->note(p, s);
+  }
+}
+
+// The body of every row prefetch job: job positions [0, count) of `segments`, one a thread.
+template <class Cache>
+AGIO_HD void prefetch_segment_rows(const Cache& cache, const row_segment* segments, std::uint32_t segment_count,
+                                   std::uint64_t count, row_failure* failure, std::uint32_t t, std::uint32_t threads) {
+  for (std::uint64_t p = t; p < count; p += threads) {
+    const row_segment& segment = segment_at(segments, segment_count, p);
+    const std::uint64_t row = segment.indices[p - segment.first];
+    const status s =
+        row < segment.table.rows ? prefetch_row(cache, segment.table, row) : status{outcome::invalid_argument, 0};
+    if (!s.ok()) failure->note(p, s);
+  }
+}
+
 // Row indices[p] of `table` copied into (gather) or from (scatter) `rows + p * row_bytes`, for
 // p in [0, count): an agio job (run_job) whose warps take positions one after another. An index
 // outside the table and a row that could not be read or written are noted in `failure`; the
@@ -211,23 +276,34 @@ struct row_copy_job {
   row_failure* failure;
 
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    std::uint32_t warp = 0;
-    std::uint32_t warps = 0;
-    if (!job_warp(t, threads, warp, warps)) return;
-    for (std::uint64_t p = warp; p < count; p += warps) {
-      const std::uint64_t row = indices[p];
-      status s{outcome::invalid_argument, 0};
-      if (row < table.rows) {
-        s = copy_row(cache, table, row, rows + p * table.row_bytes, Writes, deadline::after_ns(cache.wait_timeout_ns));
-      }
-      if (!s.ok() && detail::warp::leads(detail::warp::whole_warp())) failure->note(p, s);
-    }
+    const row_segment one{table, indices, rows, 0};
+    copy_segment_rows<Writes>(cache, &one, 1, count, failure, t, threads);
   }
 };
 template <class Cache>
 using row_gather_job = row_copy_job<Cache, false>;
 template <class Cache>
 using row_scatter_job = row_copy_job<Cache, true>;
+
+// Rows of several tables in one job (one launch on the GPU): `segments` (in memory the job's
+// threads reach, ordered by first position, the first at 0) split positions [0, count) between
+// them, and `failure` notes job-wide positions. Otherwise as row_copy_job.
+template <class Cache, bool Writes>
+struct row_segments_copy_job {
+  Cache cache;
+  const row_segment* segments;
+  std::uint32_t segment_count;
+  std::uint64_t count;
+  row_failure* failure;
+
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    copy_segment_rows<Writes>(cache, segments, segment_count, count, failure, t, threads);
+  }
+};
+template <class Cache>
+using row_segments_gather_job = row_segments_copy_job<Cache, false>;
+template <class Cache>
+using row_segments_scatter_job = row_segments_copy_job<Cache, true>;
 
 // Prefetches the rows indices[p], p in [0, count), one row a thread.
 template <class Cache>
@@ -239,11 +315,22 @@ struct row_prefetch_job {
   row_failure* failure;
 
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
-    for (std::uint64_t p = t; p < count; p += threads) {
-      const std::uint64_t row = indices[p];
-      const status s = row < table.rows ? prefetch_row(cache, table, row) : status{outcome::invalid_argument, 0};
-      if (!s.ok()) failure->note(p, s);
-    }
+    const row_segment one{table, indices, nullptr, 0};
+    prefetch_segment_rows(cache, &one, 1, count, failure, t, threads);
+  }
+};
+
+// Prefetches the rows of several tables' segments, positions [0, count), one row a thread.
+template <class Cache>
+struct row_segments_prefetch_job {
+  Cache cache;
+  const row_segment* segments;
+  std::uint32_t segment_count;
+  std::uint64_t count;
+  row_failure* failure;
+
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    prefetch_segment_rows(cache, segments, segment_count, count, failure, t, threads);
   }
 };
 

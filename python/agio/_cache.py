@@ -1,0 +1,74 @@
+"""agio.Cache: one software cache in GPU memory (CPU memory on the CPU backend) that any number
+of agio.Arrays read and write through (the _agio extension's Cache)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _agio
+from ._runtime import Runtime
+
+
+class Cache:
+    """A software cache of `cache_bytes` in the memory of the started `runtime`, in lines of
+    `line_bytes` (a multiple of the devices' LBA size) grouped in sets of `ways`, evicting by
+    `policy` ("clock", "lfu_da", "s3_fifo", "direct_mapped").
+
+        cache = agio.Cache(rt, cache_bytes=256 << 20)
+        users = agio.Array(dev, numpy.float32, (1 << 20, 64), cache=cache)
+        items = agio.Array(dev, numpy.float16, (1 << 22, 32), offset=users_bytes, cache=cache)
+        u, i = agio.gather([(users, user_ids), (items, item_ids)])   # one GPU launch
+
+    Arrays made with cache=cache share its lines, its counters and its flush(); agio.gather,
+    agio.scatter and agio.prefetch cover all of them in one job. Runtime.stop writes it back
+    and closes it."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        cache_bytes: int = 64 << 20,
+        policy: str = "clock",
+        line_bytes: int = 4096,
+        ways: int = 8,
+    ):
+        if not isinstance(runtime, Runtime):
+            raise TypeError(f"agio.Cache: runtime must be an agio.Runtime, not {type(runtime).__name__}")
+        self.runtime = runtime  # the cache lives in the runtime's memory: keep the runtime alive
+        self.cache_bytes, self.policy, self.line_bytes, self.ways = cache_bytes, policy, line_bytes, ways
+        self._core = _agio.Cache(runtime._live(), policy, cache_bytes, line_bytes, ways)
+        runtime._caches.add(self)
+
+    def flush(self) -> None:
+        """Writes every modified line back to storage and makes it durable. Raises agio.IOError
+        if storage refused a write (its data stays in the cache for the next flush)."""
+        self._live().flush()
+
+    def counters(self) -> dict:
+        """The cache's counts, over every Array on it, since it was made or reset_counters():
+        hits, misses (fills issued), hits_on_busy, coalesced_in_warp, evictions, write_backs,
+        fill_failures, write_back_failures."""
+        return self._live().counters()
+
+    def reset_counters(self) -> None:
+        self._live().reset_counters()
+
+    def close(self) -> None:
+        """Writes the cache back (while the runtime runs) and frees it; idempotent. Runtime.stop
+        does this for every Cache. Later calls on it, or on its Arrays, raise RuntimeError."""
+        self._core.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._core.closed()
+
+    def _live(self) -> Any:
+        if self._core.closed():
+            raise RuntimeError(
+                "agio: this Cache is closed (its runtime stopped, or close() was called); "
+                "make a new agio.Cache on a running agio.Runtime"
+            )
+        return self._core
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{self.cache_bytes} bytes"
+        return f"agio.Cache(policy={self.policy!r}, line_bytes={self.line_bytes}, ways={self.ways}, {state})"
