@@ -47,8 +47,8 @@ class FeatureStore(PygFeatureStore):
         if not store._runtime.running:
             raise RuntimeError("agio.pyg.FeatureStore: the store's runtime must be started")
         self.store = store
-        self._cache_options = {"cache_bytes": cache_bytes, "policy": policy, "line_bytes": line_bytes, "ways": ways}
-        self._cache = _shared_cache(store, **self._cache_options)
+        self.cache = agio.Cache(store._runtime, cache_bytes=cache_bytes, policy=policy, line_bytes=line_bytes,
+                                ways=ways)
         self._space = StoreSpace(store.capacity_bytes, line_bytes)
         self._arrays: dict[Key, agio.Array] = {}
 
@@ -82,7 +82,7 @@ class FeatureStore(PygFeatureStore):
         for attr in attrs:
             array = self._array(attr)
             pairs.append((array, self._rows(attr.index, array)))
-        rows = _gather_all(pairs)
+        rows = agio.gather(pairs)
         return [r[0] if isinstance(a.index, int) else r for a, r in zip(attrs, rows)]
 
     def _remove_tensor(self, attr: TensorAttr) -> bool:
@@ -105,25 +105,23 @@ class FeatureStore(PygFeatureStore):
         (group_name, attr_name), read in place: nothing is copied. Later puts are staged after it."""
         header = agio.read_header(self.store, offset)
         self._space.reserve(header.data_offset + header.nbytes)
-        self._arrays[(group_name, attr_name)] = _new_array(self.store, header.dtype, header.shape,
-                                                           header.data_offset, self._cache, self._cache_options)
+        self._arrays[(group_name, attr_name)] = agio.Array(self.store, header.dtype, header.shape,
+                                                           header.data_offset, cache=self.cache)
 
     # The cache ###############################################################
 
     def flush(self) -> None:
         """Writes every row put with an index back to the store and makes it durable."""
-        for array in self._cache_owners():
-            array.flush()
+        self.cache.flush()
+
+    def close(self) -> None:
+        """Writes the cache back and frees it (Runtime.stop does this too); later calls raise
+        RuntimeError."""
+        self.cache.close()
 
     def counters(self) -> dict:
-        """The shared cache's counts (hits, misses, evictions, ...; see agio.Array.counters)."""
-        if self._cache is not None:
-            return self._cache.counters()
-        totals: dict = {}
-        for array in self._arrays.values():
-            for name, value in array.counters().items():
-                totals[name] = totals.get(name, 0) + value
-        return totals
+        """The shared cache's counts (hits, misses, evictions, ...; see agio.Cache.counters)."""
+        return self.cache.counters()
 
     # Helpers #################################################################
 
@@ -135,8 +133,7 @@ class FeatureStore(PygFeatureStore):
         size = len(agio.npy_header(dtype, shape)) + tensor.numel() * dtype.itemsize
         offset = self._space.take(size, f"'{attr.attr_name}' ({shape}, {dtype})")
         header = agio.stage(tensor, self.store, offset=offset, progress=False)
-        self._arrays[_key(attr)] = _new_array(self.store, dtype, shape, header.data_offset, self._cache,
-                                              self._cache_options)
+        self._arrays[_key(attr)] = agio.Array(self.store, dtype, shape, header.data_offset, cache=self.cache)
 
     def _array(self, attr: TensorAttr) -> agio.Array:
         array = self._arrays.get(_key(attr))
@@ -162,9 +159,6 @@ class FeatureStore(PygFeatureStore):
         where = "cuda" if self.store._runtime.backend == "gpu" else "cpu"
         return values.to(where).contiguous()
 
-    def _cache_owners(self) -> list:
-        return [self._cache] if self._cache is not None else list(self._arrays.values())
-
     def __repr__(self) -> str:
         names = ", ".join(f"{k[1]}{list(a.shape)}" for k, a in self._arrays.items())
         return f"agio.pyg.FeatureStore({self.store.uri!r}: {names})"
@@ -178,20 +172,3 @@ def _numpy_dtype(dtype: torch.dtype) -> numpy.dtype:
     return torch.empty(0, dtype=dtype).numpy().dtype
 
 
-# agio.Cache, agio.gather and Array(cache=) come with the shared cache. Where this agio has them
-# not yet, each attribute's Array has a cache of its own and a batch is one job per attribute.
-def _shared_cache(store: agio.Device, **options: Any) -> Any:
-    return agio.Cache(store._runtime, **options) if hasattr(agio, "Cache") else None
-
-
-def _new_array(store: agio.Device, dtype: numpy.dtype, shape: tuple, offset: int, cache: Any,
-               options: dict) -> agio.Array:
-    if cache is not None:
-        return agio.Array(store, dtype, shape, offset, cache=cache)
-    return agio.Array(store, dtype, shape, offset, **options)
-
-
-def _gather_all(pairs: list) -> list:
-    if hasattr(agio, "gather"):
-        return agio.gather(pairs)
-    return [array.gather(index) for array, index in pairs]
