@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-EXPERIMENTS = ("file", "ram", "gather")
+EXPERIMENTS = ("file", "ram", "gather", "graphsage")
 FULL_DEPTHS = "1,2,4,8,16,32,64,128,256,512,1024"
 QUICK_DEPTHS = "1,8,64,512"
 
@@ -92,6 +92,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--gather-cache-mib", type=_positive(int), default=None,
                    help="HBM cache size (default 256; --quick 8)")
     p.add_argument("--gather-table-factor", type=_positive(int), default=4, help="table size / cache size (default 4)")
+    p.add_argument("--pyg-nodes", type=_positive(int), default=None,
+                   help="graphsage: nodes of the generated graph (default 4000000; --quick 20000)")
+    p.add_argument("--pyg-features", type=_positive(int), default=None,
+                   help="graphsage: float32 features per node (default 256, with 4M nodes a 4 GB file; --quick 64)")
+    p.add_argument("--pyg-degree", type=_positive(int), default=10, help="graphsage: edges per node (default 10)")
+    p.add_argument("--pyg-fanouts", default="15,10", help="graphsage: neighbours sampled per hop (default 15,10)")
+    p.add_argument("--pyg-batch-size", type=_positive(int), default=None,
+                   help="graphsage: seed nodes per batch (default 1024; --quick 256)")
+    p.add_argument("--pyg-steps", type=_positive(int), default=None,
+                   help="graphsage: training steps per run (default 50; --quick 4)")
+    p.add_argument("--pyg-hidden", type=_positive(int), default=256, help="graphsage: hidden width (default 256)")
+    p.add_argument("--pyg-cache-mib", type=_positive(int), default=None,
+                   help="graphsage: agio's software cache (default 1024; --quick 2)")
+    p.add_argument("--pyg-dir", type=Path, default=None,
+                   help="graphsage: where the features' file is written (default the temp directory)")
     p.add_argument("--seed", type=int, default=1, help="seed of the random offsets and indices")
     p.add_argument("--quick", action="store_true", help="fewer depths, repeats and bytes: a smoke run")
     return p
@@ -110,6 +125,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         "ram_gib": (0.25, 1.0),
         "gather_rows": (1 << 16, 1 << 20),
         "gather_cache_mib": (8, 256),
+        "pyg_nodes": (20_000, 4_000_000),
+        "pyg_features": (64, 256),
+        "pyg_batch_size": (256, 1024),
+        "pyg_steps": (4, 50),
+        "pyg_cache_mib": (2, 1024),
     }
     for name, (small, full) in defaults.items():
         if getattr(args, name) is None:

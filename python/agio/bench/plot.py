@@ -1,5 +1,5 @@
 """The figure of a run (matplotlib, Agg): file IOPS agio vs KvikIO with their ratio, ram IOPS
-Python vs C++ with theirs, and the gather rates as bars. Medians, with the runs' range."""
+Python vs C++ with theirs, the gather rates as bars, and GraphSAGE's feature fetch times as bars. Medians, with the runs' range."""
 
 from __future__ import annotations
 
@@ -68,6 +68,24 @@ def _gather(ax, doc: dict) -> None:
                 transform=ax.transAxes)
 
 
+def _graphsage(ax, doc: dict) -> None:
+    title = "GraphSAGE feature fetch per mini-batch (same batches)"
+    labels = {"agio-python": "agio (file:)", "host-memory": "host memory", "numpy-memmap": "numpy.memmap (file)"}
+    points = [p for system in labels for p in _series(doc, "graphsage-fetch", system)]
+    if not points:
+        _absent(ax, title)
+        return
+    errors = [[p["median"] - p["min"] for p in points], [p["max"] - p["median"] for p in points]]
+    ax.bar([labels[p["system"]] for p in points], [p["median"] for p in points], yerr=errors, capsize=4,
+           color=["C0", "C7", "C1"][: len(points)])
+    p = points[0]
+    ax.set(ylabel="ms per batch (median)",
+           title=f"{title}\n{p['nodes']} nodes x {p['features']} float32, batch {p['batch_size']}, fanouts {p['fanouts']}")
+    for c in (c for c in doc["comparisons"] if c["experiment"] == "graphsage-fetch"):
+        ax.text(0.5, 0.95, f"memmap / agio: {c['ratio']:.2f}x (target 2x)", ha="center", va="top",
+                transform=ax.transAxes)
+
+
 def save(doc: dict, path: Path) -> None:
     import matplotlib
 
@@ -75,7 +93,7 @@ def save(doc: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     into = "GPU memory" if doc.get("agio", {}).get("backend") == "gpu" else "host memory (CPU backend)"
-    fig, axes = plt.subplots(1, 3, figsize=(18, 5.5))
+    fig, axes = plt.subplots(1, 4, figsize=(24, 5.5))
     fig.suptitle(f"python -m agio.bench on {doc['device']}, {doc['date']}, commit {doc['commit']}", fontsize=11)
     _with_ratio(axes[0], doc, "file", (("agio-python", "agio"), ("kvikio", "KvikIO"), ("agio-cpp", "agio C++"),
                                        ("cpu-ceiling", "disk ceiling (CPU io_uring)")), 3.0, "thousand reads/s", 1e3,
@@ -83,6 +101,7 @@ def save(doc: dict, path: Path) -> None:
     _with_ratio(axes[1], doc, "ram", (("agio-python", "Python"), ("agio-cpp", "C++ bench io")), 0.9,
                 "million reads/s", 1e6, f"ram: store (emulation), 4 KiB random reads into {into}")
     _gather(axes[2], doc)
+    _graphsage(axes[3], doc)
     for ax in axes:
         ax.title.set_fontsize(9)
     fig.tight_layout()

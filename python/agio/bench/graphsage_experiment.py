@@ -1,0 +1,179 @@
+"""graphsage: GraphSAGE mini-batch training on a generated power-law graph whose node features
+(--pyg-nodes x --pyg-features float32) are fetched three ways, on the same batches: through
+agio.pyg.FeatureStore from a file: store (O_DIRECT reads into agio's software cache in GPU memory,
+real I/O), from host memory (PyG's default: x[n_id] then .to(device)), and from a numpy.memmap of
+the same file (buffered reads through the page cache, the file's pages dropped before each run so
+that it reads the disk, as agio does). The batches are sampled once beforehand (agio.pyg's
+sampler, seeded), so every system trains on the same ones. Per run: the median time to fetch one
+batch's features (ms) and the time of --pyg-steps steps (fetch, forward, backward, optimizer);
+each run starts cold (a new agio cache; the memory map's pages dropped) and trains a model from
+the same seed under torch.use_deterministic_algorithms, so the loss curves of agio and of host
+memory must be identical."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+import agio
+
+from .data_file import drop_cached_pages
+from .progress import Progress
+from .report import Results
+from .workload import describe
+
+FILE_STORE = "file: store on the machine's disk (real I/O), O_DIRECT reads into agio's software cache"
+MEMMAP = "the same file through numpy.memmap (real I/O, buffered; pages dropped before each run)"
+HOST = "host memory (x[n_id].to(device), PyG's default)"
+SYSTEMS = (("agio-python", FILE_STORE), ("host-memory", HOST), ("numpy-memmap", MEMMAP))
+
+
+def missing_reason() -> str | None:
+    if importlib.util.find_spec("torch_geometric") is None:
+        return "torch_geometric is not installed: the graphsage experiment is skipped"
+    return None
+
+
+def run(args: argparse.Namespace, results: Results, progress: Progress) -> None:
+    reason = missing_reason()
+    if reason:
+        results.note(reason)
+        return
+    # cuBLAS is deterministic only with a fixed workspace, set before its first use.
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    import torch
+
+    from agio.pyg import graphsage_workload as workload
+
+    was_deterministic = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    fd, name = tempfile.mkstemp(prefix="agio-graphsage-", suffix=".npy", dir=args.pyg_dir)
+    os.close(fd)
+    path = Path(name)
+    try:
+        progress.say(f"graphsage: generating {args.pyg_nodes} nodes x {args.pyg_features} features, "
+                     f"staging them in {path} (removed at the end)")
+        edge_index = workload.power_law_graph(args.pyg_nodes, args.pyg_degree, args.seed)
+        x, y = workload.features_and_labels(args.pyg_nodes, args.pyg_features, args.seed)
+        agio.stage(x, f"file:{path}", progress=False, backend="cpu")
+        batches = _batches(args, edge_index, torch)
+        progress.add(args.repeats * len(SYSTEMS))
+        runs: dict[str, list[dict]] = {system: [] for system, _ in SYSTEMS}
+        for r in range(args.repeats):
+            for system, _ in SYSTEMS:
+                runs[system].append(_run(system, args, path, x, y, batches, results, torch, workload))
+                progress.step(f"graphsage {system} run {r + 1}")
+    finally:
+        path.unlink(missing_ok=True)
+        torch.use_deterministic_algorithms(was_deterministic)
+    _report(args, results, runs)
+
+
+def _batches(args: argparse.Namespace, edge_index, torch) -> list:
+    """--pyg-steps batches of --pyg-batch-size seeds, sampled once: (n_id, edge_index, seeds)."""
+    from torch_geometric.data import Data
+    from torch_geometric.sampler import NodeSamplerInput
+
+    from agio.pyg import NeighborSampler
+
+    fanouts = [int(k) for k in args.pyg_fanouts.split(",")]
+    sampler = NeighborSampler(Data(edge_index=edge_index, num_nodes=args.pyg_nodes), num_neighbors=fanouts)
+    torch.manual_seed(args.seed)
+    order = torch.randperm(args.pyg_nodes)
+    batches = []
+    for step in range(args.pyg_steps):
+        seeds = order[step * args.pyg_batch_size:(step + 1) * args.pyg_batch_size]
+        out = sampler.sample_from_nodes(NodeSamplerInput(input_id=None, node=seeds))
+        batches.append((out.node, torch.stack([out.row, out.col]), len(seeds)))
+    return batches
+
+
+def _run(system: str, args: argparse.Namespace, path: Path, x, y, batches: list, results: Results, torch,
+         workload) -> dict:
+    """One cold run of `system`: fetch times (s), the steps' time (s), the loss of each step."""
+    drop_cached_pages(path)
+    if system != "agio-python":
+        if system == "host-memory":
+            fetch_rows = lambda node: x[node]  # noqa: E731 - the baseline is this one expression
+        else:
+            mapped = np.load(path, mmap_mode="r")
+            fetch_rows = lambda node: torch.from_numpy(mapped[node.numpy()])  # noqa: E731
+        device = torch.device("cuda" if torch.cuda.is_available() and args.backend != "cpu" else "cpu")
+        return _train(lambda node, _: fetch_rows(node).to(device), device, args, y, batches, torch, workload)
+    from agio.pyg import FeatureStore
+
+    rt = agio.Runtime(backend=args.backend, completion=args.completion, controller_threads=args.controller_threads)
+    rt.attach(f"file:{path}?lba=4096", queue_pairs=args.queue_pairs, queue_depth=args.queue_depth)
+    with rt:
+        results.info.setdefault("agio", describe(rt))
+        features = FeatureStore(rt.devices[0], cache_bytes=args.pyg_cache_mib << 20)
+        features.open_tensor("x")
+        device = torch.device("cuda" if rt.backend == "gpu" else "cpu")
+        run = _train(lambda _, node_on_device: features.get_tensor(group_name=None, attr_name="x",
+                                                                   index=node_on_device),
+                     device, args, y, batches, torch, workload)
+        run["cache"] = features.counters()
+    return run
+
+
+def _train(fetch: Callable, device, args: argparse.Namespace, y, batches: list, torch, workload) -> dict:
+    """--pyg-steps training steps over `batches`, fetching each batch's features with
+    fetch(n_id on the host, n_id on `device`); the model starts from the same seed every run."""
+    def synchronize() -> None:
+        if device.type == "cuda":
+            torch.cuda.current_stream().synchronize()
+
+    on_device = [(node, node.to(device), edges.to(device), seeds) for node, edges, seeds in batches]
+    labels = y.to(device)
+    torch.manual_seed(args.seed)
+    net = workload.model(args.pyg_features, args.pyg_hidden, len(args.pyg_fanouts.split(","))).to(device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=0.003)
+    fetches, losses = [], []
+    synchronize()
+    start = time.perf_counter()
+    for node, node_on_device, edges, seeds in on_device:
+        begin = time.perf_counter()
+        features = fetch(node, node_on_device)
+        synchronize()
+        fetches.append(time.perf_counter() - begin)
+        losses.append(workload.train_step(net, optimizer, features, edges, labels[node_on_device], seeds))
+    synchronize()
+    return {"fetches": fetches, "seconds": time.perf_counter() - start, "losses": losses}
+
+
+def _report(args: argparse.Namespace, results: Results, runs: dict[str, list[dict]]) -> None:
+    shape = {"nodes": args.pyg_nodes, "features": args.pyg_features, "dtype": "float32",
+             "feature_bytes": args.pyg_nodes * args.pyg_features * 4, "degree": args.pyg_degree,
+             "fanouts": args.pyg_fanouts, "batch_size": args.pyg_batch_size, "steps": args.pyg_steps}
+    fetch_points, epoch_points = {}, {}
+    for system, store in SYSTEMS:
+        per_run = runs[system]
+        extra = {"cache_bytes": args.pyg_cache_mib << 20, "cache_last_run": per_run[-1]["cache"]} \
+            if system == "agio-python" else {}
+        fetch_points[system] = results.point(
+            "graphsage-fetch", system, store, None, [statistics.median(r["fetches"]) * 1e3 for r in per_run],
+            unit="ms per batch (median over the run's batches)", **shape, **extra)
+        epoch_points[system] = results.point(
+            "graphsage-epoch", system, store, None, [r["seconds"] for r in per_run],
+            unit=f"s per {args.pyg_steps} steps", loss_curve=per_run[0]["losses"], **shape)
+    for experiment, points in (("graphsage-fetch", fetch_points), ("graphsage-epoch", epoch_points)):
+        results.speedup(experiment, None, points["agio-python"], points["numpy-memmap"])
+    agio_losses = np.array(runs["agio-python"][0]["losses"])
+    host_losses = np.array(runs["host-memory"][0]["losses"])
+    difference = float(np.abs(agio_losses - host_losses).max())
+    results.info["graphsage"] = {
+        "loss_max_abs_difference_agio_vs_host_memory": difference,
+        "deterministic": "torch.use_deterministic_algorithms(True, warn_only=True), CUBLAS_WORKSPACE_CONFIG="
+                         f"{os.environ.get('CUBLAS_WORKSPACE_CONFIG')}, the same model seed and batches",
+        "host_memory_fetch_ms_over_agio": fetch_points["host-memory"]["median"] / fetch_points["agio-python"]["median"],
+    }
+    results.note(f"graphsage: the loss curves of agio and of host memory differ by at most {difference:.3g} "
+                 f"over {args.pyg_steps} steps (identical data, same seed: 0 expected)")
