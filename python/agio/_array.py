@@ -162,7 +162,7 @@ class Array:
     def _live(self) -> Any:
         """The extension's cache, once the array and its cache are open."""
         if self._closed:
-            raise RuntimeError("agio: this Array is closed")
+            raise RuntimeError("agio: this Array is closed (close() was called); open it again with agio.Array or Array.open")
         if self.cache.closed:
             raise RuntimeError(
                 "agio: this Array's cache is closed (its runtime stopped, or Cache.close() was "

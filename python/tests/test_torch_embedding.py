@@ -256,7 +256,7 @@ def test_updates_reach_storage_on_flush(dev, where):
     emb.close()  # writes back, then frees the cache
     assert emb.array.closed
     assert torch.equal(agio.Array.open(dev).gather(torch.arange(64, device=where)).cpu(), expected)
-    with pytest.raises(RuntimeError, match="stopped"):
+    with pytest.raises(RuntimeError, match="closed"):
         emb(torch.tensor([[3]], device=where))
 
 
