@@ -237,11 +237,15 @@ class gpu_platform final : public runtime::platform {
   std::vector<void*> deferred_pinned_;
 };
 
-// The completion service is a kernel that runs as long as the runtime. With CUDA's lazy module
-// loading (the default since CUDA 12) the first launch of any other kernel loads its module,
-// and that load waits for running kernels: it would wait for the service forever (seen on an
-// H100: a kernel launched on another stream never started until the service ended). Eager
-// loading loads every kernel when CUDA starts.
+// The persistent completion service (completion_mode::service) is a kernel that runs as long as
+// the runtime. With CUDA's lazy module loading (the default since CUDA 12) the first launch of
+// any other kernel loads its module, and that load waits for running kernels: it would wait for
+// the service forever (seen on an H100: a kernel launched on another stream never started until
+// the service ended). Eager loading loads every kernel when CUDA starts. The on-demand service
+// runs only while a job holds a lease, and a job's kernel is loaded before its lease is taken
+// (prepare_job_kernel), so a first launch elsewhere waits at most for the jobs running: lazy
+// loading is left alone there (PyTorch turns it on, and eager loading of every library's kernels
+// costs seconds and memory).
 void require_eager_module_loading() {
   if (std::getenv("CUDA_MODULE_LOADING") == nullptr) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 }
@@ -281,8 +285,9 @@ std::string no_gpu_reason(cudaError_t e) {
 
 }  // namespace
 
-std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not) {
-  require_eager_module_loading();
+std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not, completion_mode completion) {
+  const bool persistent_service = completion == completion_mode::service;
+  if (persistent_service) require_eager_module_loading();
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
@@ -290,7 +295,7 @@ std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not) {
     why_not = no_gpu_reason(e);
     return nullptr;
   }
-  check_module_loading_mode();
+  if (persistent_service) check_module_loading_mode();
   int device = 0;
   throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
   return std::make_unique<gpu_platform>(device);
