@@ -30,7 +30,8 @@ def criteo_vocab_sizes(scale: float = 1.0, cap: int | None = None) -> list[int]:
     if cap is None:
         cap = _ROWS_MAX
     if isinstance(cap, bool) or not isinstance(cap, int) or not 1 <= cap <= _ROWS_MAX:
-        raise ValueError(f"agio.workloads.criteo_vocab_sizes: cap must be an integer from 1 to {_ROWS_MAX}, not {cap!r}")
+        raise ValueError(
+            f"agio.workloads.criteo_vocab_sizes: cap must be an integer from 1 to {_ROWS_MAX}, not {cap!r}")
     return list(_agio.criteo_vocab_sizes(float(scale), cap))
 
 
@@ -48,7 +49,8 @@ class CriteoGenerator:
         if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha < 0:
             raise ValueError(f"agio.workloads.CriteoGenerator: alpha must be a finite number >= 0, not {alpha!r}")
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < (1 << 64):
-            raise ValueError(f"agio.workloads.CriteoGenerator: seed must be an integer from 0 to 2**64 - 1, not {seed!r}")
+            raise ValueError(
+                f"agio.workloads.CriteoGenerator: seed must be an integer from 0 to 2**64 - 1, not {seed!r}")
         self._gen = _agio.CriteoGenerator(rows, float(alpha), seed)
         self.seed = seed
 

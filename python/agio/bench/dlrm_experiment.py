@@ -1,0 +1,225 @@
+"""dlrm: DLRM inference (configuration 1 of `agio-eval dlrm`: bottom MLP 512-512-512, dot
+interaction of 27 vectors, top MLP 1024-1024-1024, FP32, dim 64, the 26 Criteo tables of
+agio.workloads.criteo_vocab_sizes(scale, cap), Zipf lookups) over --dlrm-batches batches of
+--dlrm-batch samples, the same batches (agio.workloads.CriteoGenerator) for every mode:
+
+- hbm (a): the tables in GPU memory, torch.nn.EmbeddingBag: the upper bound and the reference;
+- host-cpu-lookup (b): the tables in pinned host memory, looked up on CPU threads, the pooled
+  rows copied to the GPU per batch;
+- uvm (c): the tables in CUDA managed memory preferred on the host, looked up on the GPU;
+- agio-sync / agio-prefetch: agio.torch.EmbeddingBagCollection on the store, each timed run
+  from an empty cache; prefetch hands the next batch to ebc.prefetch on a second thread;
+- agio-cpp-sync / agio-cpp-async (d): the C++ `agio-eval dlrm` at the same configuration.
+
+Per store series: `ram` (an emulated SSD, --dlrm-ram-store, tables capped at --dlrm-vocab-cap
+rows, --dlrm-cache-mib of cache) and `file` (real I/O on a file in the temp directory, capped
+at --dlrm-file-vocab-cap, --dlrm-file-cache-mib, as agio-eval's file run). Time: wall time of
+all batches, from the first lookup to the last output computed (the device synchronised),
+medians of --repeats; reported as samples per second. Every output is checked against hbm's."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import tempfile
+import time
+
+from . import cpp_tool, workload
+from .progress import Progress
+from .report import Results
+
+TOLERANCE = 1e-5  # the C++ benchmark's bound on |probability - reference|
+STORES = {"ram": "ram: store with an SSD profile (emulation)", "file": "file: store on this machine's disk (real I/O)"}
+
+
+def missing_reason() -> str | None:
+    if importlib.util.find_spec("torch") is None:
+        return "dlrm: PyTorch is not installed: the dlrm experiment is skipped"
+    return None
+
+
+def _series(args: argparse.Namespace, series: str, directory: str) -> dict:
+    """The store, table cap and cache of one series."""
+    from agio import workloads
+
+    cap = args.dlrm_vocab_cap if series == "ram" else args.dlrm_file_vocab_cap
+    vocab = workloads.criteo_vocab_sizes(args.dlrm_vocab_scale, cap)
+    if series == "ram":
+        uri = args.dlrm_ram_store
+    else:
+        table_bytes = sum(vocab) * args.dlrm_dim * 4
+        uri = f"file:{directory}/agio-dlrm-tables.bin?lba=4096&create={(table_bytes >> 20) + 64}M"
+    cache_mib = args.dlrm_cache_mib if series == "ram" else args.dlrm_file_cache_mib
+    return {"series": series, "uri": uri, "vocab": vocab, "vocab_cap": cap, "cache_mib": cache_mib,
+            "table_bytes": sum(vocab) * args.dlrm_dim * 4, "store": STORES[series]}
+
+
+def _inputs(args: argparse.Namespace, vocab: list[int], device):
+    """The batches: dense features on the model's device, lookups as CPU tensors (each mode puts
+    them where it reads them before the clock starts)."""
+    import torch
+
+    from agio import workloads
+
+    gen = workloads.CriteoGenerator(vocab, alpha=args.dlrm_alpha, seed=args.seed)
+    dense, indices = [], []
+    for _ in range(args.dlrm_batches):
+        d, s, _labels = gen.batch(args.dlrm_batch)
+        dense.append(torch.from_numpy(d).to(device))
+        indices.append(torch.from_numpy(s))
+    return dense, indices
+
+
+def _synchronize(device) -> None:
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.current_stream().synchronize()
+
+
+def _timed(model, dense, lookup, device) -> tuple[float, list]:
+    """Seconds for every batch (lookup, then the network), and the outputs."""
+    import torch
+
+    with torch.inference_mode():
+        _synchronize(device)
+        start = time.perf_counter()
+        outputs = [model(dense[b], lookup.lookup(b)) for b in range(len(dense))]
+        _synchronize(device)
+        return time.perf_counter() - start, outputs
+
+
+def _max_error(outputs: list, reference: list) -> float:
+    return max(float((o - r).abs().max()) for o, r in zip(outputs, reference))
+
+
+def _measure(make, runs: int, model, dense, device, reference, progress: Progress, label: str) -> tuple[list, float]:
+    """`runs` timed runs, each of a lookup made anew (make()); seconds per run and the largest
+    error against the reference. Raises when an output is off."""
+    seconds, worst = [], 0.0
+    for r in range(runs):
+        lookup = make()
+        try:
+            took, outputs = _timed(model, dense, lookup, device)
+        finally:
+            lookup.close()
+            del lookup
+            gc.collect()
+        error = _max_error(outputs, reference)
+        if not error <= TOLERANCE:
+            raise RuntimeError(f"agio.bench: dlrm {label}: outputs differ from the tables in GPU memory by {error:.3g} "
+                               f"(more than {TOLERANCE})")
+        worst = max(worst, error)
+        seconds.append(took)
+        progress.step(f"dlrm {label} run {r + 1}")
+    return seconds, worst
+
+
+def run(args: argparse.Namespace, results: Results, progress: Progress) -> None:
+    reason = missing_reason()
+    if reason:
+        results.note(reason)
+        return
+    from . import dlrm_lookups as lookups
+
+    with tempfile.TemporaryDirectory(prefix="agio-bench-dlrm-") as directory:
+        for name in args.dlrm_stores:
+            _run_series(args, results, progress, _series(args, name, directory), lookups)
+
+
+def _run_series(args: argparse.Namespace, results: Results, progress: Progress, s: dict, lookups) -> None:
+    import torch
+
+    from .dlrm_model import DLRM
+
+    samples = args.dlrm_batch * args.dlrm_batches
+    info = {"uri": s["uri"], "vocab": s["vocab"], "vocab_cap": s["vocab_cap"], "cache_mib": s["cache_mib"],
+            "table_bytes": s["table_bytes"], "store": s["store"]}
+    results.info.setdefault("dlrm", {})[s["series"]] = info
+    measured: dict[str, dict] = {}
+
+    def record(system: str, store: str, seconds: list, **extra) -> None:
+        measured[system] = results.point("dlrm", system, store, None, [samples / t for t in seconds],
+                                         unit="samples/s", series=s["series"], seconds=seconds,
+                                         batch=args.dlrm_batch, batches=args.dlrm_batches, **extra)
+
+    agio_reason = lookups.agio_missing_reason()
+    if agio_reason:
+        results.note(agio_reason)
+    with workload.runtime(args, s["uri"]) as rt:
+        results.info.setdefault("agio", workload.describe(rt))
+        backend = rt.backend
+        device = torch.device("cuda" if backend == "gpu" else "cpu")
+        model = DLRM(1, args.dlrm_dim, args.dlrm_bottom_width, args.dlrm_top_width, seed=args.seed).to(device).eval()
+        dense, indices = _inputs(args, s["vocab"], device)
+        progress.say(f"dlrm {s['series']}: 26 tables, {s['table_bytes'] / (1 << 20):.1f} MiB, {s['uri']}")
+        tables = lookups.make_tables(s["vocab"], args.dlrm_dim, args.seed)
+
+        modes = [("hbm", lambda: lookups.HbmLookup(tables, indices, device), lookups.HbmLookup.store)]
+        if backend == "gpu":
+            modes.append(("host-cpu-lookup", lambda: lookups.HostLookup(tables, indices, device),
+                          lookups.HostLookup.store))
+        else:
+            results.note("dlrm: (b) tables in pinned host memory copied to the GPU needs the GPU backend: skipped")
+        uvm_reason = lookups.managed_missing_reason(backend)
+        if uvm_reason:
+            results.note(uvm_reason)
+        else:
+            modes.append(("uvm", lambda: lookups.ManagedLookup(tables, indices, device), lookups.ManagedLookup.store))
+        if not agio_reason:
+            for prefetch in (False, True):
+                make = (lambda p=prefetch: lookups.AgioLookup(tables, indices, device, rt.devices[0],
+                                                              s["cache_mib"] << 20, p))
+                modes.append(("agio-prefetch" if prefetch else "agio-sync", make,
+                              f"{s['store']}, agio.torch.EmbeddingBagCollection"))
+        progress.add(args.repeats * len(modes))
+
+        hbm = lookups.HbmLookup(tables, indices, device)
+        _, reference = _timed(model, dense, hbm, device)  # also the first run of every kernel
+        hbm.close()
+        for system, make, store in modes:
+            try:
+                seconds, error = _measure(make, args.repeats, model, dense, device, reference, progress,
+                                          f"{s['series']} {system}")
+            except ImportError as e:  # CuPy present but unusable, say
+                results.note(f"dlrm: {system} could not run ({e}): skipped")
+                continue
+            record(system, store, seconds, verified=True, max_error=error)
+        del tables, reference
+        gc.collect()
+
+    # The C++ benchmark runs while no runtime of this process does.
+    _cpp(args, results, progress, s, backend, record)
+    _compare(results, s["series"], measured)
+
+
+def _cpp(args: argparse.Namespace, results: Results, progress: Progress, s: dict, backend: str, record) -> None:
+    reason = cpp_tool.missing_reason(args.cpp_eval, ["dlrm"], option="--cpp-eval", program="agio-eval")
+    if reason:
+        results.note(reason)
+        return
+    progress.add(1)
+    modes, info = cpp_tool.eval_dlrm(args.cpp_eval, args, backend, s["uri"], s["vocab_cap"], s["cache_mib"])
+    results.info.setdefault("cpp_eval_dlrm", {})[s["series"]] = info
+    for mode, p in modes.items():
+        if not p.get("verified", False):
+            raise RuntimeError(f"agio.bench: agio-eval dlrm {mode}: its outputs did not match its HBM run: {p}")
+        # One median (of the C++ repeats): the point holds it alone.
+        record(f"agio-cpp-{mode}", f"{s['store']}, C++ agio-eval dlrm", [p["seconds"]],
+               verified=True, max_error=p.get("max_error"), hit_rate=p.get("hit_rate"))
+    progress.step(f"dlrm {s['series']} C++ agio-eval")
+
+
+def _compare(results: Results, series: str, measured: dict[str, dict]) -> None:
+    """agio's faster mode over (b) and over the HBM upper bound; each Python agio mode over its
+    C++ counterpart (sync over sync, prefetch over async)."""
+    agio_modes = [measured[m] for m in ("agio-sync", "agio-prefetch") if m in measured]
+    if agio_modes:
+        best = max(agio_modes, key=lambda p: p["median"])
+        for other in ("host-cpu-lookup", "uvm", "hbm"):
+            if other in measured:
+                results.compare("dlrm", None, best, measured[other], series=series)
+    for ours, theirs in (("agio-sync", "agio-cpp-sync"), ("agio-prefetch", "agio-cpp-async")):
+        if ours in measured and theirs in measured:
+            results.compare("dlrm", None, measured[ours], measured[theirs], series=series)
