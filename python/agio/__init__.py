@@ -25,3 +25,12 @@ __all__ = [
     "runtime_option_names",
     "stage",
 ]
+
+
+def __getattr__(name: str):
+    # agio.torch imports PyTorch, so `import agio` loads it only when it is asked for.
+    if name == "torch":
+        import importlib
+
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module 'agio' has no attribute {name!r}")
