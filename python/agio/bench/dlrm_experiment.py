@@ -168,8 +168,9 @@ def _run_series(args: argparse.Namespace, results: Results, progress: Progress, 
         else:
             modes.append(("uvm", lambda: lookups.ManagedLookup(tables, indices, device), lookups.ManagedLookup.store))
         if not agio_reason:
+            lookups.stage(tables, rt.devices[0])
             for prefetch in (False, True):
-                make = (lambda p=prefetch: lookups.AgioLookup(tables, indices, device, rt.devices[0],
+                make = (lambda p=prefetch: lookups.AgioLookup(s["vocab"], args.dlrm_dim, indices, device, rt.devices[0],
                                                               s["cache_mib"] << 20, p))
                 modes.append(("agio-prefetch" if prefetch else "agio-sync", make,
                               f"{s['store']}, agio.torch.EmbeddingBagCollection"))

@@ -133,26 +133,60 @@ def managed_missing_reason(backend: str) -> str | None:
     return None
 
 
-class AgioLookup:
-    """agio.torch.EmbeddingBagCollection over the tables, staged on `dev` from byte 0, with a
-    cache of its own (made empty: one object per timed run). With `prefetch`, each lookup hands
-    the next batch's indices to ebc.prefetch on a second Python thread, so that its reads run
-    while this batch computes; the next lookup waits for them first."""
+def _configs(vocab: list[int], dim: int, tables: list[torch.Tensor] | None = None) -> list:
+    import agio.torch
 
-    def __init__(self, tables: list[torch.Tensor], indices: list[torch.Tensor], device: torch.device, dev,
+    return [agio.torch.EmbeddingBagConfig(f"table{t}", rows, dim, [f"sparse{t}"], pooling="sum",
+                                          weight=None if tables is None else tables[t])
+            for t, rows in enumerate(vocab)]
+
+
+def _close(ebc) -> None:
+    """Frees the collection's caches now (they are GPU memory) rather than when it is collected."""
+    for group in ebc.groups:
+        group.array.close()
+
+
+def stage(tables: list[torch.Tensor], dev) -> None:
+    """Writes the tables onto `dev` from byte 0, as agio.torch.EmbeddingBagCollection lays them
+    out (one record: every table has the same dim), for AgioLookup to open."""
+    import agio.torch
+
+    vocab = [t.shape[0] for t in tables]
+    configs = _configs(vocab, tables[0].shape[1], tables)
+    _close(agio.torch.EmbeddingBagCollection(configs, store=dev, cache_bytes=1 << 20))
+
+
+class AgioLookup:
+    """agio.torch.EmbeddingBagCollection over the tables staged on `dev` (stage()), opened with a
+    cache of its own, empty (one object per timed run). With `prefetch`, each lookup hands the
+    next batch's indices to ebc.prefetch on a second Python thread (on a CUDA stream of its own,
+    so that it does not wait for this batch's network), whose reads then run while this batch
+    computes; the next lookup waits for that call first."""
+
+    def __init__(self, vocab: list[int], dim: int, indices: list[torch.Tensor], device: torch.device, dev,
                  cache_bytes: int, prefetch: bool):
         import agio.torch
 
-        configs = [agio.torch.EmbeddingBagConfig(f"table{t}", w.shape[0], w.shape[1], [f"sparse{t}"], pooling="sum",
-                                                 weight=w) for t, w in enumerate(tables)]
-        self.ebc = agio.torch.EmbeddingBagCollection(configs, store=dev, cache_bytes=cache_bytes, policy="clock")
+        self.ebc = agio.torch.EmbeddingBagCollection.open(_configs(vocab, dim), store=dev, cache_bytes=cache_bytes,
+                                                          policy="clock")
         self.indices = [i.to(device) for i in indices]
         self._pool = None
         self._pending = None
+        self._stream = None
         if prefetch:
             from concurrent.futures import ThreadPoolExecutor
 
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agio-dlrm-prefetch")
+            if device.type == "cuda":
+                self._stream = torch.cuda.Stream(device)
+
+    def _prefetch(self, b: int) -> None:
+        if self._stream is None:
+            self.ebc.prefetch(self.indices[b])
+            return
+        with torch.cuda.stream(self._stream):
+            self.ebc.prefetch(self.indices[b])
 
     def lookup(self, b: int) -> torch.Tensor:
         if self._pending is not None:
@@ -160,7 +194,7 @@ class AgioLookup:
             self._pending = None
         rows = self.ebc.lookup(self.indices[b])
         if self._pool is not None and b + 1 < len(self.indices):
-            self._pending = self._pool.submit(self.ebc.prefetch, self.indices[b + 1])
+            self._pending = self._pool.submit(self._prefetch, b + 1)
         return rows
 
     def close(self) -> None:
@@ -168,6 +202,7 @@ class AgioLookup:
             self._pending.result()
         if self._pool is not None:
             self._pool.shutdown()
+        _close(self.ebc)
         self.ebc = None
 
 
