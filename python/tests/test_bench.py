@@ -113,6 +113,9 @@ def test_dlrm_experiment_runs_every_mode_on_the_same_batches_and_checks_them(tmp
         assert len(doc["dlrm"][series]["vocab"]) == 26 and max(doc["dlrm"][series]["vocab"]) == 2000
         if backend == "cpu":
             assert "host-cpu-lookup" not in systems and "uvm" not in systems
+        else:
+            assert "host-cpu-lookup" in systems
+            assert "uvm" in systems or [n for n in doc["notes"] if n.startswith("dlrm: (c)")]
         if cpp_eval:
             assert {"agio-cpp-sync", "agio-cpp-async"} <= set(systems)
             command = doc["cpp_eval_dlrm"][series]["command"]
