@@ -169,7 +169,8 @@ def _run_series(args: argparse.Namespace, results: Results, progress: Progress, 
 
     samples = args.dlrm_batch * args.dlrm_batches
     info = {"uri": s["uri"], "vocab": s["vocab"], "vocab_cap": s["vocab_cap"], "cache_mib": s["cache_mib"],
-            "table_bytes": s["table_bytes"], "store": s["store"]}
+            "table_bytes": s["table_bytes"], "store": s["store"], "torch": torch.__version__,
+            "float32_matmul_precision": torch.get_float32_matmul_precision()}
     results.info.setdefault("dlrm", {})[s["series"]] = info
     measured: dict[str, dict] = {}
 
@@ -228,6 +229,8 @@ def _run_series(args: argparse.Namespace, results: Results, progress: Progress, 
             record(system, store, seconds, verified=True, max_error=error)
         del tables, reference, uvm
         gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()  # the HBM tables' memory back to the device, for agio-eval
 
     # The C++ benchmark runs while no runtime of this process does.
     _cpp(args, results, progress, s, backend, record)
