@@ -45,14 +45,16 @@ def _series(args: argparse.Namespace, series: str, directory: str) -> dict:
 
     cap = args.dlrm_vocab_cap if series == "ram" else args.dlrm_file_vocab_cap
     vocab = workloads.criteo_vocab_sizes(args.dlrm_vocab_scale, cap)
+    table_bytes = sum(vocab) * args.dlrm_dim * 4
     if series == "ram":
         uri = args.dlrm_ram_store
+        store = STORES["ram"] if "profile=" in uri else "ram: store, host memory without an SSD profile (emulation)"
     else:
-        table_bytes = sum(vocab) * args.dlrm_dim * 4
         uri = f"file:{directory}/agio-dlrm-tables.bin?lba=4096&create={(table_bytes >> 20) + 64}M"
+        store = STORES["file"]
     cache_mib = args.dlrm_cache_mib if series == "ram" else args.dlrm_file_cache_mib
     return {"series": series, "uri": uri, "vocab": vocab, "vocab_cap": cap, "cache_mib": cache_mib,
-            "table_bytes": sum(vocab) * args.dlrm_dim * 4, "store": STORES[series]}
+            "table_bytes": table_bytes, "store": store}
 
 
 def _inputs(args: argparse.Namespace, vocab: list[int], device):
