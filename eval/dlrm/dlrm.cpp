@@ -27,7 +27,7 @@
 #include "baselines/io_model.hpp"
 #include "dlrm/batch_plan.hpp"
 #include "dlrm/cpu_pipeline.hpp"
-#include "dlrm/criteo.hpp"
+#include "workloads/criteo.hpp"
 #include "dlrm/dlrm.hpp"
 #include "dlrm/embedding.hpp"
 #include "dlrm/network.hpp"

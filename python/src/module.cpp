@@ -1,8 +1,9 @@
 // agio's Python extension, _agio: the runtime (options, devices, start/stop, counters, check),
 // batch reads and writes of rows at byte offsets, and arrays of rows gathered and scattered
 // through HBM caches (agio.Array, agio.Cache), run as agio jobs (GPU kernels on the GPU
-// backend, CPU threads on the CPU one). The Python package (python/agio) wraps it. Its sources
-// are compiled by nvcc when CUDA is available, so that the jobs run as GPU kernels.
+// backend, CPU threads on the CPU one); and the benchmarks' Criteo-shaped generator
+// (agio.workloads). The Python package (python/agio) wraps it. Its sources are compiled by nvcc
+// when CUDA is available, so that the jobs run as GPU kernels.
 #include <nanobind/nanobind.h>
 
 #include "agio/config.hpp"
@@ -10,6 +11,7 @@
 #include "cache.hpp"
 #include "core.hpp"
 #include "errors.hpp"
+#include "workloads.hpp"
 
 NB_MODULE(_agio, m) {
   m.doc() = "agio's C++ runtime; use the agio package, which wraps it";
@@ -18,4 +20,5 @@ NB_MODULE(_agio, m) {
   agio::python::bind_runtime(m);
   agio::python::bind_array(m);
   agio::python::bind_cache(m);
+  agio::python::bind_workloads(m);
 }

@@ -18,6 +18,19 @@ TINY = ["--quick", "--depths", "1,4", "--repeats", "2", "--seconds", "0.02", "--
         "--ram-gib", "0.004", "--queue-pairs", "2", "--queue-depth", "64", "--controller-threads", "1"]
 
 
+TINY_DLRM = ["--experiments", "dlrm", "--dlrm-batch", "16", "--dlrm-batches", "3", "--dlrm-vocab-scale", "0.0001",
+             "--dlrm-vocab-cap", "2000", "--dlrm-file-vocab-cap", "2000", "--dlrm-cache-mib", "2",
+             "--dlrm-file-cache-mib", "2", "--dlrm-ram-store", "ram:16M?lba=4096&profile=agile-ssd", "--dlrm-dim", "8",
+             "--dlrm-bottom-width", "16", "--dlrm-top-width", "16"]
+
+
+def _cpp_eval() -> Path | None:
+    """agio-eval: AGIO_BENCH_CPP_EVAL, or the CPU build's (built with AGIO_BUILD_EVAL=ON)."""
+    named = os.environ.get("AGIO_BENCH_CPP_EVAL")
+    tool = Path(named) if named else REPO / "build-cpu" / "eval" / "agio-eval"
+    return tool if tool.is_file() else None
+
+
 def _cpp_tool() -> Path | None:
     """The C++ tool: AGIO_BENCH_CPP_TOOL, or the CPU build's (scripts/test.sh builds it)."""
     named = os.environ.get("AGIO_BENCH_CPP_TOOL")
@@ -83,6 +96,56 @@ def test_gather_experiment_checks_every_row_and_reports_rows_per_second(tmp_path
     assert point["table_rows"] * point["row_bytes"] == 4 * point["cache_bytes"]
 
 
+def test_dlrm_experiment_runs_every_mode_on_the_same_batches_and_checks_them(tmp_path, backend):
+    pytest.importorskip("torch")
+    cpp_eval = _cpp_eval()
+    extra = ["--cpp-eval", str(cpp_eval)] if cpp_eval else []
+    doc = _run(tmp_path, backend, *TINY_DLRM, *extra)
+    points = [p for p in doc["points"] if p["experiment"] == "dlrm"]
+    for series, label in (("ram", "(emulation)"), ("file", "(real I/O)")):
+        systems = {p["system"]: p for p in points if p["series"] == series}
+        assert "hbm" in systems
+        for p in systems.values():
+            assert p["unit"] == "samples/s" and p["batch"] == 16 and p["batches"] == 3 and p["verified"]
+            assert min(p["repeats"]) > 0 and p["min"] <= p["median"] <= p["max"]
+        assert label in doc["dlrm"][series]["store"]
+        assert all(label in p["store"] for name, p in systems.items() if name.startswith("agio"))
+        assert len(doc["dlrm"][series]["vocab"]) == 26 and max(doc["dlrm"][series]["vocab"]) == 2000
+        if backend == "cpu":
+            assert "host-cpu-lookup" not in systems and "uvm" not in systems
+        else:
+            assert "host-cpu-lookup" in systems
+            assert "uvm" in systems or [n for n in doc["notes"] if n.startswith("dlrm: (c)")]
+        if cpp_eval:
+            assert {"agio-cpp-sync", "agio-cpp-async"} <= set(systems)
+            command = doc["cpp_eval_dlrm"][series]["command"]
+            for pinned in ("--configs 1", "--batch 16", "--batches 3", "--vocab-cap 2000", "--cache-mib 2",
+                           "--dim 8", f"--backend {backend}", f"--store {doc['dlrm'][series]['uri']}"):
+                assert pinned in command
+        has_agio = "agio-sync" in systems
+        if has_agio:
+            assert "agio-prefetch" in systems
+            assert [c for c in doc["comparisons"] if c["series"] == series and c["denominator"] == "hbm"]
+        if has_agio and cpp_eval:
+            ratios = {(c["numerator"], c["denominator"]) for c in doc["comparisons"] if c["series"] == series}
+            assert {("agio-sync", "agio-cpp-sync"), ("agio-prefetch", "agio-cpp-async")} <= ratios
+    if backend == "cpu":
+        assert [n for n in doc["notes"] if "(b)" in n and "GPU backend" in n]
+    if not cpp_eval:
+        assert [n for n in doc["notes"] if "--cpp-eval" in n]
+
+
+def test_dlrm_targets_each_judge_their_own_comparator():
+    results = report.Results()
+    for denominator, ratio in (("host-cpu-lookup", 2.5), ("hbm", 0.3), ("agio-cpp-sync", 0.7), ("agio-cpp-async", 1.1)):
+        results.comparisons.append({"experiment": "dlrm", "depth": None, "ratio": ratio, "series": "ram",
+                                    "numerator": "agio-sync", "denominator": denominator})
+    verdicts = {v["target"]: v for v in report.judge(results) if v["experiment"] == "dlrm"}
+    host, cpp = verdicts.values()
+    assert host["met"] is True and host["result"] == "2.50x"
+    assert cpp["met"] is False and cpp["result"] == "lowest 0.70x"
+
+
 def test_targets_hold_every_ratio_from_their_depth_on():
     results = report.Results()
     for depth, ratio in ((1, 1.5), (16, 0.8), (64, 3.2), (128, 2.9)):
@@ -107,6 +170,7 @@ def test_wrong_data_stops_the_benchmark():
 @pytest.mark.parametrize("argv, message", [
     (["--depths", "0,4"], "whole numbers of at least 1"),
     (["--experiments", "file,disk"], "unknown experiment"),
+    (["--dlrm-stores", "ram,ssd"], "pick from ram,file"),
     (["--seconds", "1", "--reads", "100"], "not allowed with argument"),
 ])
 def test_bad_options_name_what_to_change(argv, message, capsys):
@@ -134,6 +198,12 @@ def test_figure_draws_every_panel(tmp_path):
         for depth in (1, 64, 1024):
             pick = {p["system"]: p for p in results.points if p["experiment"] == experiment and p["depth"] == depth}
             results.compare(experiment, depth, pick[ours], pick[theirs])
+    dlrm = {}
+    for series in ("ram", "file"):
+        for system, rate in (("hbm", 9e5), ("host-cpu-lookup", 1e5), ("agio-sync", 4e5), ("agio-cpp-sync", 4.5e5)):
+            dlrm[series, system] = results.point("dlrm", system, f"{series}: ...", None, [rate, rate * 1.1],
+                                                 unit="samples/s", series=series, batch=2048, batches=32)
+        results.compare("dlrm", None, dlrm[series, "agio-sync"], dlrm[series, "host-cpu-lookup"], series=series)
     doc = report.document(options.parse(["--out", str(tmp_path / "x.json")]), [], "NVIDIA H100", results)
     report.save(doc, tmp_path / "x.json")
     assert plot.main([str(tmp_path / "x.json"), str(tmp_path / "figure.png")]) == 0

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -13,7 +14,7 @@
 #include <vector>
 
 #include "dlrm/batch_plan.hpp"
-#include "dlrm/criteo.hpp"
+#include "workloads/criteo.hpp"
 
 namespace agio::bench::criteo {
 namespace {
@@ -78,6 +79,29 @@ TEST(Criteo, SameSeedSameSamples) {
   EXPECT_EQ(sa, sb);
   EXPECT_NE(sa, sc);
   EXPECT_EQ(a.next(), b.next());
+}
+
+// The generator's output for one (vocab, alpha, seed), pinned: it changes only on purpose.
+// python/tests/test_workloads.py asserts the same values of agio.workloads.CriteoGenerator, which
+// binds this generator.
+TEST(Criteo, FixedSeedGivesThePinnedSamples) {
+  generator g(criteo_vocab_sizes(0.001, 20000), 1.05, 42);
+  std::vector<sample> s(1000);
+  g.fill(s);
+  const std::array<std::uint32_t, sparse_features> first{19249, 20, 7, 6, 9, 1, 3,    1,     0,     2093, 2231, 110, 1,
+                                                         1,     4,  0, 0, 1, 0, 1612, 17008, 12571, 241,  0,    0,   1};
+  EXPECT_EQ(s[0].sparse, first);
+  EXPECT_FLOAT_EQ(s[0].dense[1], std::log1p(16.0f));
+  EXPECT_FLOAT_EQ(s[0].dense[4], std::log1p(411.0f));
+  std::uint64_t positives = 0, rows = 0, counts = 0;
+  for (const sample& x : s) {
+    positives += x.label == 1;
+    for (const std::uint32_t r : x.sparse) rows += r;
+    for (const float d : x.dense) counts += static_cast<std::uint64_t>(std::llround(std::expm1(double{d})));
+  }
+  EXPECT_EQ(positives, 33u);
+  EXPECT_EQ(rows, 54411414u);
+  EXPECT_EQ(counts, 10220084u);
 }
 
 TEST(Criteo, IndicesStayInsideTheirTablesAndCoverSmallOnes) {

@@ -1,6 +1,7 @@
-"""The C++ agio tool as a comparator: `agio bench io` pinned to the ram experiment's points and
-`agio bench gather`. Each invocation is one small function, so that option names can follow the
-tool; each run has a deadline."""
+"""The C++ agio tool as a comparator: `agio bench io` pinned to the ram experiment's points,
+`agio bench gather`, and `agio-eval dlrm` at the dlrm experiment's configuration. Each
+invocation is one small function, so that option names can follow the tool; each run has a
+deadline."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ import tempfile
 from pathlib import Path
 
 
-def missing_reason(tool: Path | None, command: list[str]) -> str | None:
-    """Why `tool command` cannot run, or None."""
+def missing_reason(tool: Path | None, command: list[str], option: str = "--cpp-tool", program: str = "agio"
+                   ) -> str | None:
+    """Why `tool command` cannot run, or None. `option` is where the tool was given, `program`
+    its name in the lines that say so."""
     name = " ".join(command)
     if tool is None:
-        return f"no --cpp-tool given: the comparison with the C++ 'agio {name}' is skipped"
+        return f"no {option} given: the comparison with the C++ '{program} {name}' is skipped"
     if not (tool.is_file() and os.access(tool, os.X_OK)):
-        return f"--cpp-tool {tool} is not an executable file: the comparison with 'agio {name}' is skipped"
+        return f"{option} {tool} is not an executable file: the comparison with '{program} {name}' is skipped"
     try:
         done = subprocess.run([str(tool), *command, "--help"], check=False, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -95,3 +98,27 @@ def gather_rows_per_second(doc: dict) -> list[float]:
     if not values:
         raise RuntimeError(f"agio.bench: no rows per second in agio bench gather's points: {doc.get('points')}")
     return values
+
+
+def eval_dlrm(tool: Path, args: argparse.Namespace, backend: str, store_uri: str, vocab_cap: int, cache_mib: int
+              ) -> tuple[dict[str, dict], dict]:
+    """`agio-eval dlrm` at the dlrm experiment's configuration: configuration 1, modes sync and
+    async, the same store, cache, batch, batches, tables (scale, cap, alpha, seed), network
+    widths, queues and repeats. Its points by mode (seconds for all batches, the median of the
+    repeats; verified against its own HBM run) and its document header."""
+    with tempfile.TemporaryDirectory(prefix="agio-bench-") as tmp:
+        out = Path(tmp) / "dlrm.json"
+        cmd = [str(tool), "dlrm", "--backend", backend, "--experiments", "configs", "--configs", "1",
+               "--modes", "async,sync", "--store", store_uri, "--cache-mib", str(cache_mib),
+               "--batch", str(args.dlrm_batch), "--batches", str(args.dlrm_batches), "--reps", str(args.repeats),
+               "--vocab-scale", repr(args.dlrm_vocab_scale), "--vocab-cap", str(vocab_cap),
+               "--alpha", repr(args.dlrm_alpha), "--seed", str(args.seed), "--dim", str(args.dlrm_dim),
+               "--bottom-width", str(args.dlrm_bottom_width), "--top-width", str(args.dlrm_top_width),
+               "--queue-pairs", str(args.queue_pairs), "--queue-depth", str(args.queue_depth)]
+        doc = _run_json(cmd + ["--out", str(out)], out, 1800)
+    modes = {p["mode"]: p for p in doc.get("points", []) if p.get("point") == "config1"}
+    missing = [m for m in ("sync", "async") if m not in modes]
+    if missing:
+        raise RuntimeError(f"agio.bench: agio-eval dlrm gave no config1 point for modes {missing}: {doc.get('points')}")
+    return modes, {"device": doc.get("device"), "commit": doc.get("commit"), "config": doc.get("config"),
+                   "command": " ".join(cmd)}

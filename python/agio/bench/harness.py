@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import file_experiment, gather_experiment, graphsage_experiment, options, plot, ram_experiment, report
+from . import dlrm_experiment, file_experiment, gather_experiment, graphsage_experiment, options, plot, ram_experiment, report
 from .measure import Budget
 from .memory import gpu_name
 from .progress import Progress
@@ -41,8 +41,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ram_experiment.run(args, results, progress, budget)
             elif name == "gather":
                 gather_experiment.run(args, results, progress)
-            else:
+            elif name == "graphsage":
                 graphsage_experiment.run(args, results, progress)
+            else:
+                dlrm_experiment.run(args, results, progress)
     finally:
         progress.close()
     doc = report.document(args, argv, device, results)

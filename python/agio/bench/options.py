@@ -6,7 +6,8 @@ import argparse
 import os
 from pathlib import Path
 
-EXPERIMENTS = ("file", "ram", "gather", "graphsage")
+EXPERIMENTS = ("file", "ram", "gather", "graphsage", "dlrm")
+DLRM_STORES = ("ram", "file")
 FULL_DEPTHS = "1,2,4,8,16,32,64,128,256,512,1024"
 QUICK_DEPTHS = "1,8,64,512"
 
@@ -31,6 +32,13 @@ def _experiments(text: str) -> list[str]:
     return names
 
 
+def _dlrm_stores(text: str) -> list[str]:
+    names = [e for e in text.split(",") if e]
+    if not names or any(n not in DLRM_STORES for n in names):
+        raise argparse.ArgumentTypeError(f"{text!r}: pick from {','.join(DLRM_STORES)}")
+    return names
+
+
 def _positive(kind):
     def parse(text: str):
         value = kind(text)
@@ -46,11 +54,12 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m agio.bench",
         description="4 KiB random reads into GPU memory through agio's Python batch reads, beside "
         "KvikIO (file: store, real I/O) and beside agio's C++ benchmark (ram: store, an emulation), "
-        "and Array gathers through the HBM cache beside a C++ gather. Medians of --repeats runs; "
+        "Array gathers through the HBM cache beside a C++ gather, and DLRM inference with its tables on "
+        "agio stores beside PyTorch baselines and the C++ agio-eval dlrm. Medians of --repeats runs; "
         "JSON and PNG.",
     )
     p.add_argument("--experiments", type=_experiments, default=list(EXPERIMENTS),
-                   help="any of file,ram,gather (default: all; those that cannot run say why and skip)")
+                   help="any of file,ram,gather,dlrm (default: all; those that cannot run say why and skip)")
     p.add_argument("--depths", type=_whole_list, default=None,
                    help=f"requests in flight (agio: read calls of 256 rows per request in flight, at most "
                         f"131072; KvikIO: that many futures) (default {FULL_DEPTHS}; --quick {QUICK_DEPTHS})")
@@ -107,6 +116,34 @@ def parser() -> argparse.ArgumentParser:
                    help="graphsage: agio's software cache (default 1024; --quick 2)")
     p.add_argument("--pyg-dir", type=Path, default=None,
                    help="graphsage: where the features' file is written (default the temp directory)")
+    dlrm = p.add_argument_group("dlrm", "DLRM inference, configuration 1 of agio-eval dlrm (docs/PYTHON.md)")
+    dlrm.add_argument("--cpp-eval", type=Path, default=None,
+                      help="agio-eval of a build (e.g. build-gpu/eval/agio-eval): runs its dlrm at the same "
+                      "configuration; without it that comparison is skipped")
+    dlrm.add_argument("--dlrm-stores", type=_dlrm_stores, default=list(DLRM_STORES),
+                      help="ram (emulated SSD), file (real I/O in a temp dir) or both (default ram,file)")
+    dlrm.add_argument("--dlrm-batch", type=_positive(int), default=None,
+                      help="samples per batch (default 2048; --quick 256; CPU backend 32)")
+    dlrm.add_argument("--dlrm-batches", type=_positive(int), default=None,
+                      help="batches per run (default 32; --quick 4)")
+    dlrm.add_argument("--dlrm-dim", type=_positive(int), default=None, help="embedding dimension (default 64; CPU 16)")
+    dlrm.add_argument("--dlrm-bottom-width", type=_positive(int), default=None,
+                      help="bottom MLP width (default 512; CPU backend 32)")
+    dlrm.add_argument("--dlrm-top-width", type=_positive(int), default=None,
+                      help="top MLP width (default 1024; CPU backend 64)")
+    dlrm.add_argument("--dlrm-vocab-scale", type=_positive(float), default=None,
+                      help="Criteo 1TB table sizes times this (default 1; --quick 0.001)")
+    dlrm.add_argument("--dlrm-vocab-cap", type=_positive(int), default=None,
+                      help="rows per table at most, ram: store (default 4000000; --quick 20000)")
+    dlrm.add_argument("--dlrm-cache-mib", type=_positive(int), default=None,
+                      help="agio's cache, ram: store (default 2048; --quick 64)")
+    dlrm.add_argument("--dlrm-ram-store", default=None,
+                      help="the emulated SSD (default ram:8G?lba=4096&profile=agile-ssd; --quick ram:256M?...)")
+    dlrm.add_argument("--dlrm-file-vocab-cap", type=_positive(int), default=None,
+                      help="rows per table at most, file: store (default 100000; --quick 20000)")
+    dlrm.add_argument("--dlrm-file-cache-mib", type=_positive(int), default=None,
+                      help="agio's cache, file: store (default 64; --quick 8)")
+    dlrm.add_argument("--dlrm-alpha", type=float, default=1.05, help="Zipf exponent of the lookups (default 1.05)")
     p.add_argument("--seed", type=int, default=1, help="seed of the random offsets and indices")
     p.add_argument("--quick", action="store_true", help="fewer depths, repeats and bytes: a smoke run")
     return p
@@ -131,6 +168,20 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         "pyg_steps": (4, 50),
         "pyg_cache_mib": (2, 1024),
     }
+    cpu = args.backend == "cpu"  # CPU threads run a scaled-down network, as agio-eval dlrm's defaults
+    defaults.update({
+        "dlrm_batch": (32 if cpu else 256, 32 if cpu else 2048),
+        "dlrm_batches": (4, 32),
+        "dlrm_dim": (16 if cpu else 64,) * 2,
+        "dlrm_bottom_width": (32 if cpu else 512,) * 2,
+        "dlrm_top_width": (64 if cpu else 1024,) * 2,
+        "dlrm_vocab_scale": (0.001, 1.0),
+        "dlrm_vocab_cap": (20000, 4_000_000),
+        "dlrm_cache_mib": (64, 2048),
+        "dlrm_ram_store": ("ram:256M?lba=4096&profile=agile-ssd", "ram:8G?lba=4096&profile=agile-ssd"),
+        "dlrm_file_vocab_cap": (20000, 100000),
+        "dlrm_file_cache_mib": (8, 64),
+    })
     for name, (small, full) in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, small if quick else full)

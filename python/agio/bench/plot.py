@@ -1,5 +1,6 @@
 """The figure of a run (matplotlib, Agg): file IOPS agio vs KvikIO with their ratio, ram IOPS
-Python vs C++ with theirs, the gather rates as bars, and GraphSAGE's feature fetch times as bars. Medians, with the runs' range."""
+Python vs C++ with theirs, the gather rates as bars, GraphSAGE's feature fetch times as bars, and
+DLRM samples per second per mode and store as grouped bars. Medians, with the runs' range."""
 
 from __future__ import annotations
 
@@ -86,6 +87,43 @@ def _graphsage(ax, doc: dict) -> None:
                 transform=ax.transAxes)
 
 
+DLRM_SYSTEMS = (("hbm", "(a) tables in HBM"), ("host-cpu-lookup", "(b) host tables, CPU lookup"),
+                ("uvm", "(c) managed memory"), ("agio-sync", "agio sync"), ("agio-prefetch", "agio prefetch"),
+                ("agio-cpp-sync", "(d) C++ sync"), ("agio-cpp-async", "(d) C++ async"), ("agio-cpp-hbm", "C++ HBM"))
+DLRM_SERIES = (("ram", "ram: emulated SSD"), ("file", "file: real I/O"))
+
+
+def _dlrm(ax, doc: dict) -> None:
+    title = "DLRM inference, configuration 1"
+    points = [p for p in doc["points"] if p["experiment"] == "dlrm"]
+    series = [(name, label) for name, label in DLRM_SERIES if any(p["series"] == name for p in points)]
+    if not series:
+        _absent(ax, title)
+        return
+    width = 0.8 / len(DLRM_SYSTEMS)
+    for k, (system, label) in enumerate(DLRM_SYSTEMS):
+        xs, ys, low, high = [], [], [], []
+        for i, (name, _) in enumerate(series):
+            for p in (p for p in points if p["series"] == name and p["system"] == system):
+                xs.append(i + (k - len(DLRM_SYSTEMS) / 2 + 0.5) * width)
+                ys.append(p["median"] / 1e3)
+                low.append((p["median"] - p["min"]) / 1e3)
+                high.append((p["max"] - p["median"]) / 1e3)
+        if xs:
+            ax.bar(xs, ys, width, yerr=[low, high], capsize=2, label=label, color=f"C{k}")
+    first = points[0]
+    ax.set_xticks(range(len(series)), [label for _, label in series])
+    # The modes span orders of magnitude (tables in HBM against reads from storage).
+    ax.set_yscale("log")
+    ax.set(ylabel="thousand samples/s (log)",
+           title=f"{title}, batches of {first['batch']} ({first['batches']} a run)")
+    lines = [f"{c['series']}: {c['numerator']} / {c['denominator']} {c['ratio']:.2f}x"
+             for c in doc["comparisons"] if c["experiment"] == "dlrm"]
+    if lines:
+        ax.set_xlabel("\n".join(lines), fontsize=7)
+    ax.legend(loc="upper right", fontsize=7)
+
+
 def save(doc: dict, path: Path) -> None:
     import matplotlib
 
@@ -93,7 +131,7 @@ def save(doc: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     into = "GPU memory" if doc.get("agio", {}).get("backend") == "gpu" else "host memory (CPU backend)"
-    fig, axes = plt.subplots(1, 4, figsize=(24, 5.5))
+    fig, axes = plt.subplots(1, 5, figsize=(30, 5.5))
     fig.suptitle(f"python -m agio.bench on {doc['device']}, {doc['date']}, commit {doc['commit']}", fontsize=11)
     _with_ratio(axes[0], doc, "file", (("agio-python", "agio"), ("kvikio", "KvikIO"), ("agio-cpp", "agio C++"),
                                        ("cpu-ceiling", "disk ceiling (CPU io_uring)")), 3.0, "thousand reads/s", 1e3,
@@ -102,6 +140,7 @@ def save(doc: dict, path: Path) -> None:
                 "million reads/s", 1e6, f"ram: store (emulation), 4 KiB random reads into {into}")
     _gather(axes[2], doc)
     _graphsage(axes[3], doc)
+    _dlrm(axes[4], doc)
     for ax in axes:
         ax.title.set_fontsize(9)
     fig.tight_layout()

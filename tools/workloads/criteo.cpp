@@ -1,5 +1,5 @@
 // Criteo-shaped samples and the click-log text format: see criteo.hpp.
-#include "dlrm/criteo.hpp"
+#include "workloads/criteo.hpp"
 
 #include <algorithm>
 #include <charconv>
