@@ -243,9 +243,8 @@ class gpu_platform final : public runtime::platform {
 // the service forever (seen on an H100: a kernel launched on another stream never started until
 // the service ended). Eager loading loads every kernel when CUDA starts. The on-demand service
 // runs only while a job holds a lease, and a job's kernel is loaded before its lease is taken
-// (prepare_job_kernel), so a first launch elsewhere waits at most for the jobs running: lazy
-// loading is left alone there (PyTorch turns it on, and eager loading of every library's kernels
-// costs seconds and memory).
+// (prepare_job_kernel), so a first launch elsewhere waits at most for the jobs running: CUDA that
+// came up lazy (PyTorch asks for it) is accepted there.
 void require_eager_module_loading() {
   if (std::getenv("CUDA_MODULE_LOADING") == nullptr) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 }
@@ -286,8 +285,9 @@ std::string no_gpu_reason(cudaError_t e) {
 }  // namespace
 
 std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not, completion_mode completion) {
-  const bool persistent_service = completion == completion_mode::service;
-  if (persistent_service) require_eager_module_loading();
+  // Eager loading is asked for in every mode (it only takes effect if CUDA has not started), so that
+  // a runtime of another mode made first does not leave CUDA lazy for a later persistent one.
+  require_eager_module_loading();
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
@@ -295,7 +295,7 @@ std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not, compl
     why_not = no_gpu_reason(e);
     return nullptr;
   }
-  if (persistent_service) check_module_loading_mode();
+  if (completion == completion_mode::service) check_module_loading_mode();
   int device = 0;
   throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
   return std::make_unique<gpu_platform>(device);
