@@ -1,14 +1,18 @@
 """graphsage: GraphSAGE mini-batch training on a generated power-law graph whose node features
-(--pyg-nodes x --pyg-features float32) are fetched three ways, on the same batches: through
-agio.pyg.FeatureStore from a file: store (O_DIRECT reads into agio's software cache in GPU memory,
-real I/O), from host memory (PyG's default: x[n_id] then .to(device)), and from a numpy.memmap of
-the same file (buffered reads through the page cache, the file's pages dropped before each run so
-that it reads the disk, as agio does). The batches are sampled once beforehand (agio.pyg's
-sampler, seeded), so every system trains on the same ones. Per run: the median time to fetch one
-batch's features (ms) and the time of --pyg-steps steps (fetch, forward, backward, optimizer);
-each run starts cold (a new agio cache; the memory map's pages dropped) and trains a model from
-the same seed under torch.use_deterministic_algorithms, so the loss curves of agio and of host
-memory must be identical."""
+(--pyg-nodes x --pyg-features float32) are fetched four ways, on the same batches: through
+agio.pyg.FeatureStore from a file: store (O_DIRECT reads into agio's software cache of
+--pyg-cache-mib in GPU memory, real I/O), from host memory (PyG's default: x[n_id] then
+.to(device)), and from a numpy.memmap of the same file (buffered reads through the page cache),
+twice: with the page cache held to agio's cache size (a child process in a cgroup whose
+memory.max leaves the file --pyg-cache-mib: a host whose RAM is smaller than the features, the
+workload agio is for; the target's baseline) and unbounded (the whole file stays cached after its
+first reads: features that fit in host memory). The file's pages are dropped before each run, so
+both memory maps start from the disk as agio does. The batches are sampled once beforehand
+(agio.pyg's sampler, seeded), so every system trains on the same ones. Per run: the median time to
+fetch one batch's features (ms) and the time of --pyg-steps steps (fetch, forward, backward,
+optimizer); each run starts cold (a new agio cache; the memory map's pages dropped) and trains a
+model from the same seed under torch.use_deterministic_algorithms, so the loss curves of agio and
+of host memory must be identical."""
 
 from __future__ import annotations
 
@@ -25,15 +29,21 @@ import numpy as np
 
 import agio
 
+from . import page_cache_budget
 from .data_file import drop_cached_pages
 from .progress import Progress
 from .report import Results
 from .workload import describe
 
 FILE_STORE = "file: store on the machine's disk (real I/O), O_DIRECT reads into agio's software cache"
-MEMMAP = "the same file through numpy.memmap (real I/O, buffered; pages dropped before each run)"
+MEMMAP_BUDGET = ("the same file through numpy.memmap (real I/O, buffered), page cache held to agio's cache size "
+                 "by a cgroup's memory.max: features larger than host memory; pages dropped before each run")
+MEMMAP_UNBOUNDED = ("numpy.memmap, page cache unbounded: the file fits in host memory (real I/O until it is cached; "
+                    "pages dropped before each run)")
 HOST = "host memory (x[n_id].to(device), PyG's default)"
-SYSTEMS = (("agio-python", FILE_STORE), ("host-memory", HOST), ("numpy-memmap", MEMMAP))
+BUDGET = "numpy-memmap-budget"
+UNBOUNDED = "numpy-memmap-unbounded"
+SYSTEMS = (("agio-python", FILE_STORE), ("host-memory", HOST), (BUDGET, MEMMAP_BUDGET), (UNBOUNDED, MEMMAP_UNBOUNDED))
 
 
 def missing_reason() -> str | None:
@@ -47,7 +57,8 @@ def run(args: argparse.Namespace, results: Results, progress: Progress) -> None:
     if reason:
         results.note(reason)
         return
-    # cuBLAS is deterministic only with a fixed workspace, set before its first use.
+    # cuBLAS is deterministic only with a fixed workspace, set before its first use (and inherited
+    # by the budgeted memory map's child process).
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     import torch
 
@@ -58,6 +69,7 @@ def run(args: argparse.Namespace, results: Results, progress: Progress) -> None:
     fd, name = tempfile.mkstemp(prefix="agio-graphsage-", suffix=".npy", dir=args.pyg_dir)
     os.close(fd)
     path = Path(name)
+    batches_file = path.with_suffix(".batches.pt")
     try:
         progress.say(f"graphsage: generating {args.pyg_nodes} nodes x {args.pyg_features} features, "
                      f"staging them in {path} (removed at the end)")
@@ -65,16 +77,42 @@ def run(args: argparse.Namespace, results: Results, progress: Progress) -> None:
         x, y = workload.features_and_labels(args.pyg_nodes, args.pyg_features, args.seed)
         agio.stage(x, f"file:{path}", progress=False, backend="cpu")
         batches = _batches(args, edge_index, torch)
-        progress.add(args.repeats * len(SYSTEMS))
-        runs: dict[str, list[dict]] = {system: [] for system, _ in SYSTEMS}
+        root, reason = _budget_root(args, torch)
+        if reason:
+            results.note(f"graphsage: the {BUDGET} series (the target's baseline) is skipped, so the target is not "
+                         f"measured: {reason}")
+        else:
+            torch.save((batches, y), batches_file)  # the child's batches, identical to the others'
+        systems = [system for system, _ in SYSTEMS if system != BUDGET or reason is None]
+        progress.add(args.repeats * len(systems))
+        runs: dict[str, list[dict]] = {system: [] for system in systems}
         for r in range(args.repeats):
-            for system, _ in SYSTEMS:
-                runs[system].append(_run(system, args, path, x, y, batches, results, torch, workload))
+            for system in systems:
+                if system == BUDGET:
+                    run = _budgeted_run(root, args, path, batches_file, batches)
+                else:
+                    run = _run(system, args, path, x, y, batches, results, torch, workload)
+                runs[system].append(run)
                 progress.step(f"graphsage {system} run {r + 1}")
     finally:
         path.unlink(missing_ok=True)
+        batches_file.unlink(missing_ok=True)
         torch.use_deterministic_algorithms(was_deterministic)
     _report(args, results, runs)
+
+
+def _device(args: argparse.Namespace, torch):
+    """Where the baselines train (agio's runs train where its backend puts the rows)."""
+    return torch.device("cuda" if torch.cuda.is_available() and args.backend != "cpu" else "cpu")
+
+
+def _budget_root(args: argparse.Namespace, torch) -> tuple[Path | None, str | None]:
+    """The cgroup v2 root the budgeted memory map runs under, or why it cannot run."""
+    if _device(args, torch).type != "cuda":
+        return None, ("it trains on the GPU only: on the CPU the model's activations would share the cgroup's "
+                      "memory with the page cache")
+    root, reason = page_cache_budget.here()
+    return (None, reason) if reason else (root, None)
 
 
 def _batches(args: argparse.Namespace, edge_index, torch) -> list:
@@ -98,16 +136,15 @@ def _batches(args: argparse.Namespace, edge_index, torch) -> list:
 
 def _run(system: str, args: argparse.Namespace, path: Path, x, y, batches: list, results: Results, torch,
          workload) -> dict:
-    """One cold run of `system`: fetch times (s), the steps' time (s), the loss of each step."""
+    """One cold run of `system` in this process: fetch times (s), the steps' time (s), the loss of each step."""
     drop_cached_pages(path)
     if system != "agio-python":
+        device = _device(args, torch)
         if system == "host-memory":
-            fetch_rows = lambda node: x[node]  # noqa: E731 - the baseline is this one expression
+            fetch = lambda node, _: x[node].to(device)  # noqa: E731 - the baseline is this one expression
         else:
-            mapped = np.load(path, mmap_mode="r")
-            fetch_rows = lambda node: torch.from_numpy(mapped[node.numpy()])  # noqa: E731
-        device = torch.device("cuda" if torch.cuda.is_available() and args.backend != "cpu" else "cpu")
-        return _train(lambda node, _: fetch_rows(node).to(device), device, args, y, batches, torch, workload)
+            fetch = _memmap_fetch(path, device, torch)
+        return _train(fetch, device, args, y, batches, torch, workload)
     from agio.pyg import FeatureStore
 
     rt = agio.Runtime(backend=args.backend, completion=args.completion, controller_threads=args.controller_threads)
@@ -124,9 +161,44 @@ def _run(system: str, args: argparse.Namespace, path: Path, x, y, batches: list,
     return run
 
 
-def _train(fetch: Callable, device, args: argparse.Namespace, y, batches: list, torch, workload) -> dict:
+def _memmap_fetch(path: Path, device, torch) -> Callable:
+    mapped = np.load(path, mmap_mode="r")
+    return lambda node, _: torch.from_numpy(mapped[node.numpy()]).to(device)
+
+
+def _budgeted_run(root: Path, args: argparse.Namespace, path: Path, batches_file: Path, batches: list) -> dict:
+    """One cold run of the memory map in a child process whose page cache is held to --pyg-cache-mib."""
+    largest = max(len(node) for node, _, _ in batches) * args.pyg_features * 4  # the rows one fetch copies out
+    run, budget = page_cache_budget.run(root, _budgeted_child, (args, path, batches_file),
+                                        cache_bytes=args.pyg_cache_mib << 20, working_bytes=largest,
+                                        before_run=lambda: drop_cached_pages(path))
+    run["budget"] = budget
+    return run
+
+
+def _budgeted_child(conn, args: argparse.Namespace, path: Path, batches_file: Path) -> None:
+    """The child's side of page_cache_budget.run: set up, say ready, run when the limit is set."""
+    conn.recv()  # in the cgroup now: the file's pages it reads from here on are charged to it
+    import torch
+
+    from agio.pyg import graphsage_workload as workload
+
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    batches, y = torch.load(batches_file)
+    device = _device(args, torch)
+
+    def ready() -> None:
+        conn.send(page_cache_budget.READY)
+        conn.recv()
+
+    conn.send(_train(_memmap_fetch(path, device, torch), device, args, y, batches, torch, workload, ready))
+
+
+def _train(fetch: Callable, device, args: argparse.Namespace, y, batches: list, torch, workload,
+           before_steps: Callable[[], None] = lambda: None) -> dict:
     """--pyg-steps training steps over `batches`, fetching each batch's features with
-    fetch(n_id on the host, n_id on `device`); the model starts from the same seed every run."""
+    fetch(n_id on the host, n_id on `device`); the model starts from the same seed every run.
+    before_steps() runs once all is set up, untimed."""
     def synchronize() -> None:
         if device.type == "cuda":
             torch.cuda.current_stream().synchronize()
@@ -138,6 +210,7 @@ def _train(fetch: Callable, device, args: argparse.Namespace, y, batches: list, 
     optimizer = torch.optim.Adam(net.parameters(), lr=0.003)
     fetches, losses = [], []
     synchronize()
+    before_steps()
     start = time.perf_counter()
     for node, node_on_device, edges, seeds in on_device:
         begin = time.perf_counter()
@@ -154,18 +227,25 @@ def _report(args: argparse.Namespace, results: Results, runs: dict[str, list[dic
              "feature_bytes": args.pyg_nodes * args.pyg_features * 4, "degree": args.pyg_degree,
              "fanouts": args.pyg_fanouts, "batch_size": args.pyg_batch_size, "steps": args.pyg_steps}
     fetch_points, epoch_points = {}, {}
-    for system, store in SYSTEMS:
+    for system, store in ((system, store) for system, store in SYSTEMS if system in runs):
         per_run = runs[system]
-        extra = {"cache_bytes": args.pyg_cache_mib << 20, "cache_last_run": per_run[-1]["cache"]} \
-            if system == "agio-python" else {}
+        extra = {}
+        if system == "agio-python":
+            extra = {"cache_bytes": args.pyg_cache_mib << 20,
+                     "cache_per_run": [_with_hit_rate(r["cache"]) for r in per_run]}
+        elif system == BUDGET:
+            extra = {"cache_bytes": args.pyg_cache_mib << 20, "budget_per_run": [r["budget"] for r in per_run]}
         fetch_points[system] = results.point(
             "graphsage-fetch", system, store, None, [statistics.median(r["fetches"]) * 1e3 for r in per_run],
             unit="ms per batch (median over the run's batches)", **shape, **extra)
         epoch_points[system] = results.point(
             "graphsage-epoch", system, store, None, [r["seconds"] for r in per_run],
             unit=f"s per {args.pyg_steps} steps", loss_curve=per_run[0]["losses"], **shape)
+    # The target holds agio to the budgeted memory map (the same cache budget); the unbounded one's
+    # ratio is reported beside it, without a target.
     for experiment, points in (("graphsage-fetch", fetch_points), ("graphsage-epoch", epoch_points)):
-        results.speedup(experiment, None, points["agio-python"], points["numpy-memmap"])
+        for memmap in (m for m in (BUDGET, UNBOUNDED) if m in points):
+            results.speedup(experiment, None, points["agio-python"], points[memmap])
     agio_losses = np.array(runs["agio-python"][0]["losses"])
     host_losses = np.array(runs["host-memory"][0]["losses"])
     difference = float(np.abs(agio_losses - host_losses).max())
@@ -177,3 +257,8 @@ def _report(args: argparse.Namespace, results: Results, runs: dict[str, list[dic
     }
     results.note(f"graphsage: the loss curves of agio and of host memory differ by at most {difference:.3g} "
                  f"over {args.pyg_steps} steps (identical data, same seed: 0 expected)")
+
+
+def _with_hit_rate(counters: dict) -> dict:
+    looked_up = counters["hits"] + counters["misses"]
+    return {**counters, "hit_rate": counters["hits"] / looked_up if looked_up else None}
