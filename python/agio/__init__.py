@@ -8,11 +8,19 @@
 See docs/PYTHON.md for every call.
 """
 
-from ._array import Array
-from ._cache import Cache
-from ._many_arrays import gather, prefetch, scatter
-from ._runtime import Device, Future, IOError, Runtime, cuda_backend, runtime_option_names
-from ._stage import ArrayHeader, npy_header, read_header, stage
+import os
+
+# agio's completion service needs CUDA's eager module loading, which only takes effect before
+# CUDA starts: asked for here, at import, so that a program importing agio before its first CUDA
+# call (PyTorch's included, which would otherwise ask for lazy loading) gets it. A runtime made
+# after CUDA came up lazy raises and says so.
+os.environ.setdefault("CUDA_MODULE_LOADING", "EAGER")
+
+from ._array import Array  # noqa: E402
+from ._cache import Cache  # noqa: E402
+from ._many_arrays import gather, prefetch, scatter  # noqa: E402
+from ._runtime import Device, Future, IOError, Runtime, cuda_backend, runtime_option_names  # noqa: E402
+from ._stage import ArrayHeader, npy_header, read_header, stage  # noqa: E402
 
 __all__ = [
     "Array",

@@ -243,8 +243,9 @@ class gpu_platform final : public runtime::platform {
 // the service forever (seen on an H100: a kernel launched on another stream never started until
 // the service ended). Eager loading loads every kernel when CUDA starts. The on-demand service
 // runs only while a job holds a lease, and a job's kernel is loaded before its lease is taken
-// (prepare_job_kernel), so a first launch elsewhere waits at most for the jobs running: CUDA that
-// came up lazy (PyTorch asks for it) is accepted there.
+// (prepare_job_kernel), yet with CUDA up lazy the Python suite still hung on the GPU machine in
+// an on-demand gather through a small cache (where is not known), so every mode with a service
+// refuses lazy loading; only completion_mode::waiters, which has none, accepts it.
 void require_eager_module_loading() {
   if (std::getenv("CUDA_MODULE_LOADING") == nullptr) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 }
@@ -295,7 +296,7 @@ std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not, compl
     why_not = no_gpu_reason(e);
     return nullptr;
   }
-  if (completion == completion_mode::service) check_module_loading_mode();
+  if (completion != completion_mode::waiters) check_module_loading_mode();
   int device = 0;
   throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
   return std::make_unique<gpu_platform>(device);

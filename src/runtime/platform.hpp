@@ -52,8 +52,8 @@ class runtime::platform {
 
 std::unique_ptr<runtime::platform> make_cpu_platform();
 // The GPU platform, or nullptr with `why_not` filled when no usable GPU (or no GPU backend in
-// this build) is found. `completion` is the runtime's mode: a persistent completion service
-// needs CUDA's eager module loading (gpu_platform.cu says why).
+// this build) is found. `completion` is the runtime's mode: a completion service needs CUDA's
+// eager module loading (gpu_platform.cu says why).
 std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not, completion_mode completion);
 
 }  // namespace agio
