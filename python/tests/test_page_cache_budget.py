@@ -29,7 +29,7 @@ def test_each_missing_piece_is_named(tmp_path):
 
 
 def test_the_limit_is_the_child_its_buffers_and_the_budget():
-    limit = budget.memory_high(child_bytes=700 << 20, working_bytes=170 << 20, cache_bytes=1 << 30)
+    limit = budget.memory_max(child_bytes=700 << 20, working_bytes=170 << 20, cache_bytes=1 << 30)
     assert limit == (870 << 20) + (1 << 30)
 
 

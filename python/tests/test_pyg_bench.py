@@ -45,7 +45,7 @@ def test_graphsage_experiment_times_every_system_on_the_same_batches(tmp_path, b
     else:
         assert target["met"] is not None
         budgets = fetch["numpy-memmap-budget"]["budget_per_run"]
-        assert len(budgets) == 2 and all(b["memory_high_bytes"] > b["cache_bytes"] == 1 << 20 for b in budgets)
+        assert len(budgets) == 2 and all(b["memory_max_bytes"] > b["cache_bytes"] == 1 << 20 for b in budgets)
     assert not list(tmp_path.glob("agio-graphsage-*"))  # the features' and batches' files are removed
 
 
@@ -70,8 +70,8 @@ def test_the_budgeted_memory_map_runs_in_its_child_on_a_fake_cgroup(tmp_path, mo
     curves = {p["system"]: p for p in doc["points"] if p["experiment"] == "graphsage-epoch"}
     assert curves["numpy-memmap-budget"]["loss_curve"] == curves["numpy-memmap-unbounded"]["loss_curve"]
     (budget,) = next(p for p in doc["points"] if p["system"] == "numpy-memmap-budget")["budget_per_run"]
-    assert budget["memory_high_bytes"] == (300 << 20) + budget["working_bytes"] + (1 << 20)
+    assert budget["memory_max_bytes"] == (300 << 20) + budget["working_bytes"] + (1 << 20)
     assert budget["page_cache_bytes_at_end"] == 10 << 20
-    assert int((group / "memory.high").read_text()) == budget["memory_high_bytes"]
+    assert int((group / "memory.max").read_text()) == budget["memory_max_bytes"]
     (target,) = [t for t in doc["targets"] if t["experiment"] == "graphsage-fetch"]
     assert target["met"] is not None

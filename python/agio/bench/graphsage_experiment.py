@@ -4,7 +4,7 @@ agio.pyg.FeatureStore from a file: store (O_DIRECT reads into agio's software ca
 --pyg-cache-mib in GPU memory, real I/O), from host memory (PyG's default: x[n_id] then
 .to(device)), and from a numpy.memmap of the same file (buffered reads through the page cache),
 twice: with the page cache held to agio's cache size (a child process in a cgroup whose
-memory.high leaves the file --pyg-cache-mib: a host whose RAM is smaller than the features, the
+memory.max leaves the file --pyg-cache-mib: a host whose RAM is smaller than the features, the
 workload agio is for; the target's baseline) and unbounded (the whole file stays cached after its
 first reads: features that fit in host memory). The file's pages are dropped before each run, so
 both memory maps start from the disk as agio does. The batches are sampled once beforehand
@@ -37,7 +37,7 @@ from .workload import describe
 
 FILE_STORE = "file: store on the machine's disk (real I/O), O_DIRECT reads into agio's software cache"
 MEMMAP_BUDGET = ("the same file through numpy.memmap (real I/O, buffered), page cache held to agio's cache size "
-                 "by a cgroup's memory.high: features larger than host memory; pages dropped before each run")
+                 "by a cgroup's memory.max: features larger than host memory; pages dropped before each run")
 MEMMAP_UNBOUNDED = ("numpy.memmap, page cache unbounded: the file fits in host memory (real I/O until it is cached; "
                     "pages dropped before each run)")
 HOST = "host memory (x[n_id].to(device), PyG's default)"

@@ -1,10 +1,7 @@
 """Runs a function in a child process whose page cache is held to a budget: the child is put in a
 cgroup v2 of its own before it touches the file it reads, and once it is set up the cgroup's
-memory.high becomes the child's memory then + its working buffers + the budget, so the kernel
+memory.max becomes the child's memory then + its working buffers + the budget, so the kernel
 reclaims the file's pages beyond the budget as a host whose RAM is smaller than the file would.
-memory.high, not memory.max: above it the kernel reclaims (the file's pages, the only memory it
-can take back with no swap) and throttles, where memory.max would kill the child for a few pages
-of growth the setup did not show (it did on the H200 VM).
 This needs root and a cgroup v2 hierarchy with the memory controller; `unavailable_reason` says
 why not where it is missing."""
 
@@ -71,7 +68,7 @@ def here() -> tuple[Path | None, str | None]:
     return root, reason
 
 
-def memory_high(child_bytes: int, working_bytes: int, cache_bytes: int) -> int:
+def memory_max(child_bytes: int, working_bytes: int, cache_bytes: int) -> int:
     """The cgroup's limit: what the child holds once set up, the buffers its steps allocate (so
     that they do not come out of the page cache's share), and the page cache's budget."""
     return child_bytes + working_bytes + cache_bytes
@@ -96,8 +93,8 @@ def run(root: Path, target: Callable, args: tuple, cache_bytes: int, working_byt
                 raise RuntimeError("agio.bench: the budgeted child broke the protocol")
             before_run()
             child_bytes = int((group / "memory.current").read_text())
-            limit = memory_high(child_bytes, working_bytes, cache_bytes)
-            (group / "memory.high").write_text(str(limit))
+            limit = memory_max(child_bytes, working_bytes, cache_bytes)
+            (group / "memory.max").write_text(str(limit))
             parent.send("run")
             result = _receive(parent, process)
             file_bytes = _stat(group, "file")
@@ -106,7 +103,7 @@ def run(root: Path, target: Callable, args: tuple, cache_bytes: int, working_byt
             if process.is_alive():  # the run failed in the parent
                 process.kill()
                 process.join()
-    return result, {"memory_high_bytes": limit, "child_bytes_when_set_up": child_bytes,
+    return result, {"memory_max_bytes": limit, "child_bytes_when_set_up": child_bytes,
                     "working_bytes": working_bytes, "cache_bytes": cache_bytes,
                     "page_cache_bytes_at_end": file_bytes, "cgroup_root": str(root)}
 
