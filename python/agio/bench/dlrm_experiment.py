@@ -133,23 +133,13 @@ class _Each:
             gc.collect()
 
 
-class _Same:
+class _Same(_Each):
     """One lookup for every run (tables in memory: nothing of one run carries to the next)."""
-
-    def __init__(self, make):
-        self.make = make
-        self.current = None
 
     def __call__(self, run: int):
         if self.current is None:
             self.current = self.make()
         return self.current
-
-    def close(self) -> None:
-        if self.current is not None:
-            self.current.close()
-            self.current = None
-            gc.collect()
 
 
 def run(args: argparse.Namespace, results: Results, progress: Progress) -> None:
