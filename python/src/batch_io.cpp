@@ -315,19 +315,18 @@ void core::launch_on_gpu([[maybe_unused]] batch& b, [[maybe_unused]] const launc
       launch_job(rt_, threads, check_job{offsets, plan.bounds, s.device}, stream);
       refused = s.device;
     }
-    with_io(rt_, [&](const auto& io) {
-      using job = batch_job<std::decay_t<decltype(io)>>;
-      prepare_job_kernel<job>(rt_);  // before the lease: see prepare_job_kernel
-      rt_.acquire_service();
-      try {
+    rt_.acquire_service();
+    try {
+      with_io(rt_, [&](const auto& io) {
         launch_job(rt_, static_cast<std::uint32_t>(plan.threads),
-                   job{io, plan.dev, plan.write, offsets, plan.bounds, plan.data, refused, s.device + 1, s.device + 3},
+                   batch_job<std::decay_t<decltype(io)>>{io, plan.dev, plan.write, offsets, plan.bounds, plan.data,
+                                                         refused, s.device + 1, s.device + 3},
                    stream);
-      } catch (...) {
-        rt_.release_service();
-        throw;
-      }
-    });
+      });
+    } catch (...) {
+      rt_.release_service();
+      throw;
+    }
     rt_.release_service_after(stream);
     throw_on_cuda_error(
         cudaMemcpyAsync(s.mirror, s.device, scratch::words * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream),

@@ -237,15 +237,13 @@ class gpu_platform final : public runtime::platform {
   std::vector<void*> deferred_pinned_;
 };
 
-// The persistent completion service (completion_mode::service) is a kernel that runs as long as
-// the runtime. With CUDA's lazy module loading (the default since CUDA 12) the first launch of
-// any other kernel loads its module, and that load waits for running kernels: it would wait for
-// the service forever (seen on an H100: a kernel launched on another stream never started until
-// the service ended). Eager loading loads every kernel when CUDA starts. The on-demand service
-// runs only while a job holds a lease, and a job's kernel is loaded before its lease is taken
-// (prepare_job_kernel), yet with CUDA up lazy the Python suite still hung on the GPU machine in
-// an on-demand gather through a small cache (where is not known), so every mode with a service
-// refuses lazy loading; only completion_mode::waiters, which has none, accepts it.
+// The completion service is a kernel that runs as long as the runtime. With CUDA's lazy module
+// loading (the default since CUDA 12) the first launch of any other kernel loads its module,
+// and that load waits for running kernels: it would wait for the service forever (seen on an
+// H100: a kernel launched on another stream never started until the service ended). Eager
+// loading loads every kernel when CUDA starts. The on-demand service runs only while a job
+// does, yet with CUDA up lazy an on-demand gather through a small cache still hung on the H200
+// VM (where is not known), so lazy loading is refused in every mode.
 void require_eager_module_loading() {
   if (std::getenv("CUDA_MODULE_LOADING") == nullptr) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 }
@@ -285,9 +283,7 @@ std::string no_gpu_reason(cudaError_t e) {
 
 }  // namespace
 
-std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not, completion_mode completion) {
-  // Eager loading is asked for in every mode (it only takes effect if CUDA has not started), so that
-  // a runtime of another mode made first does not leave CUDA lazy for a later persistent one.
+std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not) {
   require_eager_module_loading();
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
@@ -296,7 +292,7 @@ std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not, compl
     why_not = no_gpu_reason(e);
     return nullptr;
   }
-  if (completion != completion_mode::waiters) check_module_loading_mode();
+  check_module_loading_mode();
   int device = 0;
   throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
   return std::make_unique<gpu_platform>(device);

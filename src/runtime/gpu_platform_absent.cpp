@@ -3,7 +3,7 @@
 
 namespace agio {
 
-std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not, completion_mode) {
+std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not) {
   why_not = "this build of agio has no GPU backend (configured without a CUDA compiler)";
   return nullptr;
 }

@@ -52,8 +52,7 @@ class runtime::platform {
 
 std::unique_ptr<runtime::platform> make_cpu_platform();
 // The GPU platform, or nullptr with `why_not` filled when no usable GPU (or no GPU backend in
-// this build) is found. `completion` is the runtime's mode: a completion service needs CUDA's
-// eager module loading (gpu_platform.cu says why).
-std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not, completion_mode completion);
+// this build) is found.
+std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not);
 
 }  // namespace agio

@@ -328,7 +328,7 @@ runtime::runtime(runtime_options options) : s_(std::make_unique<state>()) {
       options.max_transfer_bytes % spec::page_bytes != 0) {
     throw std::invalid_argument("agio: max_transfer_bytes must be a multiple of 4096 from 4 KiB to 2 MiB");
   }
-  if (options.backend != backend::cpu) s_->plat = make_gpu_platform(s_->no_gpu_reason, options.completion);
+  if (options.backend != backend::cpu) s_->plat = make_gpu_platform(s_->no_gpu_reason);
   if (!s_->plat) {
     if (options.backend == backend::gpu)
       throw std::runtime_error("agio: GPU backend requested but " + s_->no_gpu_reason);

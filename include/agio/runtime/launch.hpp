@@ -26,23 +26,18 @@ __global__ void launch_job_kernel(Job job, std::uint32_t threads) {
 #endif
 
 #if defined(__CUDACC__)
-// Readies a job's kernel before the completion service is asked to run beside it:
-// - With CUDA's lazy module loading (PyTorch turns it on), a kernel is loaded at its first use,
-//   and that load waits for every running kernel: a job launched while the service runs for it
-//   would wait for the service, which waits for the job. cudaFuncGetAttributes loads the kernel,
-//   so it is asked before the caller takes its service lease (run_job does; a caller of
-//   launch_job calls this before runtime::acquire_service).
-// - CUDA grows the stack for a kernel that needs more than is reserved, and that waits for every
-//   running kernel too: such a job is refused before its launch.
+// CUDA grows the stack for a kernel that needs more than is reserved, and that waits for every
+// running kernel: beside the completion service the launch would never start. So such a job is
+// refused before its launch.
 template <class Job>
-void prepare_job_kernel(const runtime& rt) {
-  // Loading and the stack need are once per job type, not at every launch.
+void check_job_stack(const runtime& rt) {
+  if (!rt.running() || rt.completion() == completion_mode::waiters) return;
+  // A kernel's stack need is fixed once compiled: asked once per job type, not at every launch.
   static const std::size_t needs = [] {
     cudaFuncAttributes kernel{};
     throw_on_cuda_error(cudaFuncGetAttributes(&kernel, launch_job_kernel<Job>), "cudaFuncGetAttributes");
     return kernel.localSizeBytes;
   }();
-  if (!rt.running() || rt.completion() == completion_mode::waiters) return;
   std::size_t stack = 0;
   throw_on_cuda_error(cudaDeviceGetLimit(&stack, cudaLimitStackSize), "cudaDeviceGetLimit (stack)");
   if (needs > stack) {
@@ -55,12 +50,11 @@ void prepare_job_kernel(const runtime& rt) {
 
 // Queues job(t, threads) for t in [0, threads) on `stream` (GPU backend) and returns at once:
 // the job runs after the work queued there before it. In completion_mode::on_demand the caller
-// holds a service lease until the job has finished (runtime::release_service_after(stream)),
-// taken after prepare_job_kernel<Job>.
+// holds a service lease until the job has finished (runtime::release_service_after(stream)).
 template <class Job>
 void launch_job(const runtime& rt, std::uint32_t threads, const Job& job, cudaStream_t stream,
                 std::uint32_t block_threads = 256) {
-  prepare_job_kernel<Job>(rt);
+  check_job_stack<Job>(rt);
   launch_job_kernel<<<(threads + block_threads - 1) / block_threads, block_threads, 0, stream>>>(job, threads);
   throw_on_cuda_error(cudaGetLastError(), "launching a job kernel");
 }
@@ -72,12 +66,10 @@ template <class Job>
 double run_job(const runtime& rt, std::uint32_t threads, const Job& job,
                [[maybe_unused]] std::uint32_t block_threads = 256) {
   const auto start = std::chrono::steady_clock::now();
-#if defined(__CUDACC__)
-  if (rt.backend() == backend::gpu) prepare_job_kernel<Job>(rt);
-#endif
   const service_lease lease(rt);  // completion_mode::on_demand: the service runs while the job does
   if (rt.backend() == backend::gpu) {
 #if defined(__CUDACC__)
+    check_job_stack<Job>(rt);
     cudaStream_t stream;
     throw_on_cuda_error(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
     launch_job_kernel<<<(threads + block_threads - 1) / block_threads, block_threads, 0, stream>>>(job, threads);
