@@ -46,7 +46,7 @@ class Array:
     ):
         if not isinstance(dev, Device):
             raise TypeError(f"agio.Array: dev must be an agio.Device (Runtime.attach), not {type(dev).__name__}")
-        self.dtype: numpy.dtype = _numpy_dtype(dtype)
+        self.dtype: numpy.dtype = numpy_dtype(dtype)
         self.shape: tuple = (shape,) if isinstance(shape, int) else tuple(int(n) for n in shape)
         if len(self.shape) == 0 or any(n < 0 for n in self.shape):
             raise ValueError(f"agio.Array: shape {shape!r} needs a first dimension (of rows) and no negative sizes")
@@ -192,7 +192,7 @@ class Array:
         shape = tuple(getattr(rows, "shape", ()))
         if shape != expected:
             raise ValueError(f"agio.Array: {name} has shape {shape}, expected {expected} (one row per index)")
-        dtype = _numpy_dtype(rows.dtype)
+        dtype = numpy_dtype(rows.dtype)
         if dtype != self.dtype:
             raise TypeError(f"agio.Array: {name} has dtype {dtype}, expected {self.dtype}")
 
@@ -225,12 +225,12 @@ class Array:
         return f"agio.Array(shape={self.shape}, dtype={self.dtype}, {state})"
 
 
-def _numpy_dtype(dtype: Any) -> numpy.dtype:
+def numpy_dtype(dtype: Any) -> numpy.dtype:
     """numpy.dtype(dtype), also for a PyTorch dtype NumPy has (torch.float32 -> float32)."""
     if type(dtype).__module__ == "torch":
         name = str(dtype).removeprefix("torch.")
         try:
             return numpy.dtype(name)
         except TypeError:
-            raise TypeError(f"agio.Array: NumPy has no dtype like {dtype}") from None
+            raise TypeError(f"agio: NumPy has no dtype like {dtype}") from None
     return numpy.dtype(dtype)

@@ -12,6 +12,7 @@ from torch_geometric.data import TensorAttr
 
 import agio
 
+from .._array import numpy_dtype
 from .store_space import StoreSpace
 
 Key = tuple[Optional[str], Optional[str]]
@@ -62,7 +63,7 @@ class FeatureStore(PygFeatureStore):
         array = self._array(attr)
         index = self._rows(attr.index, array)
         values = tensor.reshape((1,) + tuple(tensor.shape)) if isinstance(attr.index, int) else tensor
-        dtype = _numpy_dtype(values.dtype)
+        dtype = numpy_dtype(values.dtype)
         if dtype != array.dtype:
             raise ValueError(f"agio.pyg.FeatureStore: '{attr.attr_name}' holds {array.dtype}, not {dtype}")
         if tuple(values.shape[1:]) != array.shape[1:] or len(values) != len(index):
@@ -128,7 +129,7 @@ class FeatureStore(PygFeatureStore):
     def _stage(self, tensor: torch.Tensor, attr: TensorAttr) -> None:
         if tensor.dim() == 0:
             raise ValueError(f"agio.pyg.FeatureStore: '{attr.attr_name}' needs a first dimension (of rows)")
-        dtype = _numpy_dtype(tensor.dtype)
+        dtype = numpy_dtype(tensor.dtype)
         shape = tuple(tensor.shape)
         size = len(agio.npy_header(dtype, shape)) + tensor.numel() * dtype.itemsize
         offset = self._space.take(size, f"'{attr.attr_name}' ({shape}, {dtype})")
@@ -168,7 +169,5 @@ def _key(attr: TensorAttr) -> Key:
     return (attr.group_name, attr.attr_name)
 
 
-def _numpy_dtype(dtype: torch.dtype) -> numpy.dtype:
-    return torch.empty(0, dtype=dtype).numpy().dtype
 
 

@@ -17,13 +17,13 @@ from ._checks import (
     checked_offsets,
     checked_weights,
 )
+from .._array import numpy_dtype
 from ._optim import make_optimizer
 from ._table import (
     StagedTable,
     check_declared,
     check_fits,
     check_table,
-    numpy_dtype,
     open_table,
     source_header,
     stage_table,

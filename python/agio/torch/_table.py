@@ -13,7 +13,7 @@ from typing import Any
 import numpy
 import torch
 
-from .._array import Array
+from .._array import Array, numpy_dtype
 from .._runtime import Device
 from .._stage import HEADER_ALIGN, npy_header, read_header, stage
 
@@ -125,10 +125,6 @@ def tuple_or_value(value: Any) -> Any:
 
 def torch_dtype(dtype: Any) -> torch.dtype:
     return torch.from_numpy(numpy.empty(0, numpy.dtype(dtype))).dtype
-
-
-def numpy_dtype(dtype: Any) -> numpy.dtype:
-    return torch.empty(0, dtype=dtype).numpy().dtype if isinstance(dtype, torch.dtype) else numpy.dtype(dtype)
 
 
 def check_table(dtype: Any, shape: tuple, where: str) -> None:
