@@ -3,9 +3,10 @@
 // jobs that run as GPU kernels (launch_job_kernel) or on CPU threads (run_job). Each reads the
 // edge arrays through a source's per-thread reader: native_source for arrays in device memory,
 // cached_source for arrays in a store read through agio's cache, so the two variants are the
-// same code. Vertex
-// arrays (row offsets, levels, labels, x, y) are always in device memory. No application-level
-// optimization, as in the paper: the differences measured are the data path's.
+// same code. Vertex arrays (row offsets, levels, labels, x, y) are always in device memory. No
+// application-level optimization, as in the paper: the differences measured are the data
+// path's. Each source says whether its kernels keep a warp's lanes in step
+// (for_each_vertex): lanes reading through the cache share accesses that way.
 #include <cstdint>
 
 #include "agio/cache/array_view.hpp"
@@ -16,6 +17,10 @@ namespace agio::bench::graph {
 
 template <class T>
 struct native_source {
+  // Plain loads gain nothing from a warp's lanes in step (for_each_vertex), and a warp held to
+  // its longest row each round ran native SpMV 1.1-1.4x slower (H100, runs of 2026-11-26
+  // against 2026-11-23).
+  static constexpr bool walks_in_step = false;
   const T* data;
   AGIO_HD T at(std::uint64_t i) const { return data[i]; }
   // Plain loads keep no state: the source is its own reader.
@@ -28,6 +33,8 @@ struct native_source {
 // catches (rt.check() names the cause).
 template <class T, class Policy, class IO = io_handle>
 struct cached_source {
+  // Lanes in step share their cache accesses (for_each_vertex).
+  static constexpr bool walks_in_step = true;
   cache::array_view<T, Policy, cache::no_lock_chain, cache::no_share_table, IO> view;
   std::uint64_t first;
 
@@ -49,6 +56,51 @@ struct cached_source {
   };
   AGIO_HD reader_type reader() const { return {view.reader(0), first}; }
 };
+
+// The edges of vertex `vertex` to walk: [first, end) of the CSR arrays.
+struct edge_range {
+  std::uint32_t vertex;
+  std::uint64_t first, end;
+  AGIO_HD std::uint64_t size() const { return end - first; }
+};
+
+// Calls walk(range_of(v)) for v = t, t + threads, ... below n. With `in_step`, the lanes of a
+// warp walk in step: each round starts with the lanes still in step together, so lanes whose
+// edges share a cache line reach the cache at once and one access serves them all (the array
+// reader's warp coalescing); lanes left to drift apart over rows of different lengths reached
+// the cache 1.2 to an access. A lane whose row is far longer than the round's others (more
+// than 4x their mean, plus 64) leaves the step for the rest of the job, so that a Kronecker
+// graph's hubs do not hold the other lanes back round after round. Lanes in step wait for
+// the round's longest row, which costs plain loads more than it gains them (native_source
+// walks free); docs/RESULTS.md (hit cost) has the figures.
+template <bool in_step, class RangeOf, class Walk>
+AGIO_HD void for_each_vertex(std::uint32_t t, std::uint32_t threads, std::uint32_t n, RangeOf&& range_of, Walk&& walk) {
+  namespace warp = portable::warp;
+  if constexpr (!in_step) {
+    for (std::uint32_t v = t; v < n; v += threads) walk(range_of(v));
+  } else {
+    // The lanes running the job: a prefix of the warp, with consecutive t (launch_job_kernel).
+    warp::lane_group step = warp::active_lanes();
+    const std::uint32_t rank = warp::rank(step);
+    bool stepping = true;
+    for (std::uint64_t first = t - rank; first < n; first += threads) {
+      const std::uint64_t v = first + rank;
+      const edge_range edges = v < n ? range_of(static_cast<std::uint32_t>(v)) : edge_range{0, 0, 0};
+      if (stepping) {
+        // The in-step lanes meet here (the ballot waits for all of them) and size up the round.
+        constexpr std::uint64_t counted = 1u << 20;  // 32 such lengths still sum within 32 bits
+        const std::uint32_t length = static_cast<std::uint32_t>(edges.size() < counted ? edges.size() : counted);
+        const std::uint32_t busy = warp::count(warp::ballot(step, length != 0));
+        const std::uint32_t total = warp::sum(step, length);
+        const bool hub = busy != 0 && length > 4 * (total / busy) + 64;
+        const std::uint32_t staying = warp::ballot(step, !hub);
+        if (hub) stepping = false;
+        step.mask = staying;
+      }
+      if (v < n) walk(edges);
+    }
+  }
+}
 
 // Marks the unvisited targets of edges [first, end) as at level + 1 and says whether it marked
 // any. Concurrent marks of one vertex all write the same value. `col` is a source's reader.
@@ -79,11 +131,19 @@ struct bfs_job {
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     using portable::scope;
     auto cols = col.reader();
-    for (std::uint32_t v = t; v < n; v += threads) {
-      if (portable::load<scope::device>(levels[v], portable::relaxed) != level) continue;
-      if (bfs_visit(cols, row[v], row[v + 1], levels, level))
-        portable::store<scope::device>(*changed, 1u, portable::relaxed);
-    }
+    // Free, native or cached: in step, the Kronecker graph's BFS through a preloaded cache took
+    // 83-88 ms a run instead of 65 (H100, runs of 2026-11-26 against 2026-11-23).
+    for_each_vertex<false>(
+        t, threads, n,
+        [&](std::uint32_t v) {
+          // Only the frontier's edges are walked.
+          if (portable::load<scope::device>(levels[v], portable::relaxed) != level) return edge_range{v, 0, 0};
+          return edge_range{v, row[v], row[v + 1]};
+        },
+        [&](const edge_range& e) {
+          if (e.size() != 0 && bfs_visit(cols, e.first, e.end, levels, level))
+            portable::store<scope::device>(*changed, 1u, portable::relaxed);
+        });
   }
 };
 
@@ -124,11 +184,16 @@ struct spmv_job {
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     auto cols = col.reader();
     auto vals = val.reader();
-    for (std::uint32_t r = t; r < n; r += threads) {
-      float acc = 0;
-      for (std::uint64_t e = row[r]; e < row[r + 1]; ++e) acc += vals.at(e) * x[cols.at(e)];
-      y[r] = acc;
-    }
+    for_each_vertex<Cols::walks_in_step>(
+        t, threads, n,
+        [&](std::uint32_t r) {
+          return edge_range{r, row[r], row[r + 1]};
+        },
+        [&](const edge_range& r) {
+          float acc = 0;
+          for (std::uint64_t e = r.first; e < r.end; ++e) acc += vals.at(e) * x[cols.at(e)];
+          y[r.vertex] = acc;
+        });
   }
 };
 
@@ -158,17 +223,23 @@ struct cc_job {
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     using portable::scope;
     auto cols = col.reader();
-    for (std::uint32_t v = t; v < n; v += threads) {
-      bool lowered = false;
-      for (std::uint64_t e = row[v]; e < row[v + 1]; ++e) {
-        const std::uint32_t u = cols.at(e);
-        const std::uint32_t mine = portable::load<scope::device>(labels[v], portable::relaxed);
-        const std::uint32_t theirs = portable::load<scope::device>(labels[u], portable::relaxed);
-        if (theirs < mine) lowered = lower(labels[v], theirs) || lowered;
-        if (mine < theirs) lowered = lower(labels[u], mine) || lowered;
-      }
-      if (lowered) portable::store<scope::device>(*changed, 1u, portable::relaxed);
-    }
+    for_each_vertex<Cols::walks_in_step>(
+        t, threads, n,
+        [&](std::uint32_t v) {
+          return edge_range{v, row[v], row[v + 1]};
+        },
+        [&](const edge_range& r) {
+          const std::uint32_t v = r.vertex;
+          bool lowered = false;
+          for (std::uint64_t e = r.first; e < r.end; ++e) {
+            const std::uint32_t u = cols.at(e);
+            const std::uint32_t mine = portable::load<scope::device>(labels[v], portable::relaxed);
+            const std::uint32_t theirs = portable::load<scope::device>(labels[u], portable::relaxed);
+            if (theirs < mine) lowered = lower(labels[v], theirs) || lowered;
+            if (mine < theirs) lowered = lower(labels[u], mine) || lowered;
+          }
+          if (lowered) portable::store<scope::device>(*changed, 1u, portable::relaxed);
+        });
   }
 };
 

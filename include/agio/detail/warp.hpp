@@ -161,6 +161,14 @@ AGIO_HD inline std::uint64_t sum(const lane_group& g, std::uint64_t value) {
   for (std::uint32_t m = g.mask; m != 0; m &= m - 1) total += from_lane(g, value, lowest_lane(m));
   return total;
 }
+// The same for 32-bit values, in one instruction from sm_80 on.
+AGIO_HD inline std::uint32_t sum(const lane_group& g, std::uint32_t value) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(g.mask, value);
+#else
+  return static_cast<std::uint32_t>(sum(g, std::uint64_t{value}));
+#endif
+}
 // How many lanes of the group come before the calling one (0 on the host).
 AGIO_HD inline std::uint32_t rank([[maybe_unused]] const lane_group& g) {
 #if defined(__CUDA_ARCH__)
