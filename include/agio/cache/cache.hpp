@@ -341,6 +341,23 @@ class cache_handle {
  private:
   enum class fill_mode { plain, reserve };
 
+  // A MODIFIED line that claim_line_for took for write-back (CLEANING) instead of a claim.
+  struct dirty_victim {
+    std::uint32_t line = no_line;
+    line_state was = line_invalid;
+    AGIO_HD bool taken() const { return line != no_line; }
+  };
+  // A fill or write-back of a line, with the signal its completion publishes.
+  struct line_request {
+    spec::opcode op;
+    std::uint32_t dev;
+    std::uint64_t lba;
+    std::uint32_t lbas;
+    std::uint32_t line;
+    std::uint32_t pins;  // carried by the line through the request
+    completion_signal signal;
+  };
+
   // The status a failed fill or write-back of `line` stored (nvme_error if it stored none).
   AGIO_HD status failure_of(std::uint32_t line) const {
     const status failed = status::unpack(detail::load<scope::device>(state.fill_status[line], detail::relaxed));
@@ -464,17 +481,30 @@ class cache_handle {
   AGIO_HD status insert(std::uint32_t dev, std::uint64_t block, std::uint64_t tag, fill_mode mode, std::uint32_t& line,
                         claim_turn& turn, deadline limit) const {
     std::uint32_t victim = no_line;
-    const status claimed = claim_line_for(tag, victim, turn, limit);
-    if (!claimed.ok()) return claimed;
-    count_event(state, &cache_counters::misses);
-    return fill(dev, block, victim, mode, line, limit);
+    dirty_victim dirty;
+    const status claimed = claim_line_for(tag, victim, dirty, turn, limit);
+    if (!dirty.taken() && !claimed.ok()) return claimed;
+    // One submission for the fill or the write-back, whichever this is: submitting either in a
+    // place of its own inlined the I/O handle's submission twice into every kernel that may
+    // miss, and each copy set a register peak (the graph kernels' BFS: 84 registers, 78 this
+    // way, two blocks of 256 threads per SM or three; sm_90, 2026-11-26).
+    const line_request r = request_for(dev, block, victim, mode, dirty);
+    count_event(state, dirty.taken() ? &cache_counters::write_backs : &cache_counters::misses);
+    const status issued = io.async_signalled(r.op, r.dev, r.lba, r.lbas, line_data(r.line), r.signal);
+    if (dirty.taken()) {
+      const status s = after_write_back(r, dirty.was, issued);
+      return s.ok() ? status{outcome::pending, 0} : s;
+    }
+    return after_fill(dev, victim, mode, line, limit, issued);
   }
 
   // Under the set's lock, takes a line of `tag`'s set for it: the line ends BUSY, unpinned and
-  // tagged, for the caller to fill or overwrite and publish. A dirty victim is sent to be
-  // written back instead, and pending returned (case (d)): it is taken once it is clean.
-  // Claims are served in `turn` order once an access keeps losing (claim_turn.hpp).
-  AGIO_HD status claim_line_for(std::uint64_t tag, std::uint32_t& line, claim_turn& turn, deadline limit) const {
+  // tagged, for the caller to fill or overwrite and publish. A dirty victim is taken for
+  // write-back instead (CLEANING, in `dirty`), for the caller to write back, and pending
+  // returned (case (d)): it is taken once it is clean. Claims are served in `turn` order once
+  // an access keeps losing (claim_turn.hpp).
+  AGIO_HD status claim_line_for(std::uint64_t tag, std::uint32_t& line, dirty_victim& dirty, claim_turn& turn,
+                                deadline limit) const {
     const std::uint32_t set = policy.set_of(state, tag);
     std::uint32_t& set_lock = state.set_locks[set];
     const lock_name name{lock_kind::cache_set, set};
@@ -496,8 +526,8 @@ class cache_handle {
     line_state was = line_invalid;
     if (start_cleaning(victim, false, was)) {
       locks.release(set_lock, name);
-      const status s = write_back(victim, was);
-      return s.ok() ? status{outcome::pending, 0} : s;
+      dirty = {victim, was};
+      return {outcome::pending, 0};
     }
     if (!try_claim(victim, was)) {
       locks.release(set_lock, name);
@@ -530,19 +560,40 @@ class cache_handle {
     return true;
   }
 
-  // Issues the read of a claimed (BUSY) line; the completion service publishes the new state.
-  AGIO_HD status fill(std::uint32_t dev, std::uint64_t block, std::uint32_t victim, fill_mode mode, std::uint32_t& line,
-                      deadline limit) const {
-    const std::uint32_t reserved = mode == fill_mode::reserve ? 1 : 0;
-    // The reserved pin comes with either outcome: the line stays ours until we let go of it, so
-    // the state we see below is our fill's, not a later fill's of another block.
-    // The completion counts a failure, so that fills nobody waits for (prefetches, requesters
-    // that gave up) are counted too.
-    const completion_signal signal{&state.words[victim], line_word(line_ready, reserved),
-                                   line_word(line_invalid, reserved), &state.fill_status[victim],
-                                   &state.counters[0].fill_failures};
-    const std::uint32_t lbas = lbas_per_line(dev);
-    const status issued = io.async_read_signalled(dev, block * lbas, lbas, line_data(victim), signal);
+  // What insert() submits: the read of `block` into the claimed (BUSY) line `victim`, or the
+  // write-back of the line claim_line_for took instead (`dirty`). The completion publishes the
+  // line's new state. A fill's reserved pin (fill_mode::reserve) comes with either outcome: the
+  // line stays ours until we let go of it, so the state after_fill sees is our fill's, not a
+  // later fill's of another block. A write-back carries the pins of waiters that gave up.
+  // Either completion counts a failure (in the first stripe), so that requests nobody waits
+  // for (prefetches, requesters that gave up, write-backs) are counted too. One request built
+  // with selects rather than one of two built in branches: the latter cost the graph kernels'
+  // CC 14 registers more (sm_90, 2026-11-26).
+  AGIO_HD line_request request_for(std::uint32_t dev, std::uint64_t block, std::uint32_t victim, fill_mode mode,
+                                   const dirty_victim& dirty) const {
+    const bool writes = dirty.taken();
+    const std::uint32_t line = writes ? dirty.line : victim;
+    // A write-back's block is the one its line's tag names; a fill's is the caller's, whole.
+    const std::uint64_t tag = writes ? load_tag(line) : no_tag;
+    const std::uint32_t device = writes ? tag_device(tag) : dev;
+    const std::uint64_t first = writes ? tag_block(tag) : block;
+    const std::uint32_t lbas = lbas_per_line(device);
+    const std::uint32_t pins = writes ? pins_of(detail::load<scope::device>(state.words[line], detail::relaxed))
+                                      : (mode == fill_mode::reserve ? 1 : 0);
+    return {
+        writes ? spec::opcode::write : spec::opcode::read,
+        device,
+        first * lbas,
+        lbas,
+        line,
+        pins,
+        {&state.words[line], line_word(line_ready, pins), line_word(writes ? line_failed : line_invalid, pins),
+         &state.fill_status[line], writes ? &state.counters[0].write_back_failures : &state.counters[0].fill_failures}};
+  }
+  // The rest of a fill once its read was submitted (`issued`): with fill_mode::reserve, waits
+  // for it and returns the line pinned.
+  AGIO_HD status after_fill(std::uint32_t dev, std::uint32_t victim, fill_mode mode, std::uint32_t& line,
+                            deadline limit, status issued) const {
     if (!issued.ok()) {
       detail::store<scope::device>(state.fill_status[victim], issued.pack(), detail::relaxed);
       detail::store<scope::device>(state.tags[victim], no_tag, detail::relaxed);
@@ -578,17 +629,12 @@ class cache_handle {
   // stays in the cache and is not lost). A write that cannot be submitted leaves the line as it
   // was (`was`).
   AGIO_HD status write_back(std::uint32_t line, line_state was) const {
-    const std::uint64_t tag = load_tag(line);
-    const std::uint32_t dev = tag_device(tag);
-    const std::uint32_t lbas = lbas_per_line(dev);
-    // Pins of waiters that gave up stay with the line through its cleaning.
-    const std::uint32_t pins = pins_of(detail::load<scope::device>(state.words[line], detail::relaxed));
-    // The completion counts a failure in the first stripe: nobody waits for a write-back.
-    const completion_signal signal{&state.words[line], line_word(line_ready, pins), line_word(line_failed, pins),
-                                   &state.fill_status[line], &state.counters[0].write_back_failures};
+    const line_request r = request_for(0, 0, no_line, fill_mode::plain, {line, was});
     count_event(state, &cache_counters::write_backs);
-    const status issued = io.async_write_signalled(dev, tag_block(tag) * lbas, lbas, line_data(line), signal);
-    if (!issued.ok()) detail::store<scope::device>(state.words[line], line_word(was, pins), detail::release);
+    return after_write_back(r, was, io.async_signalled(r.op, r.dev, r.lba, r.lbas, line_data(line), r.signal));
+  }
+  AGIO_HD status after_write_back(const line_request& r, line_state was, status issued) const {
+    if (!issued.ok()) detail::store<scope::device>(state.words[r.line], line_word(was, r.pins), detail::release);
     return issued;
   }
 
@@ -619,7 +665,12 @@ class cache_handle {
           if (forgotten.result == outcome::timeout || forgotten.result == outcome::deadlock) return forgotten;
         } else if (found == no_line) {
           std::uint32_t claimed = no_line;
-          const status s = claim_line_for(tag, claimed, turn, limit);
+          dirty_victim dirty;
+          status s = claim_line_for(tag, claimed, dirty, turn, limit);
+          if (dirty.taken()) {
+            const status written = write_back(dirty.line, dirty.was);
+            s = written.ok() ? status{outcome::pending, 0} : written;
+          }
           if (s.ok() && refuses_writes(claimed)) {
             // The claimed line goes back empty (release: its untagging precedes the next claim).
             detail::store<scope::device>(state.tags[claimed], no_tag, detail::relaxed);

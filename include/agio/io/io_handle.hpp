@@ -29,7 +29,7 @@
 
 namespace agio {
 
-// Where a signalled request reports its outcome (see io_handle::async_read_signalled).
+// Where a signalled request reports its outcome (see io_handle::async_signalled).
 struct completion_signal {
   std::uint32_t* word = nullptr;
   std::uint32_t on_success = 0;
@@ -86,17 +86,15 @@ class basic_io_handle : public io::io_state {
                                         const void* src) const {
     return submit_bytes(spec::opcode::write, dev, offset, bytes, const_cast<void*>(src));
   }
-  // Fire-and-forget variants for layers that track completion in their own words (the cache's
-  // line states): nobody waits on the request; when it finishes, its status is stored in
-  // `signal.status` (if set) and then `signal.on_success` or `signal.on_failure` in
-  // `signal.word`, with release. The returned status is only whether it was submitted.
-  AGIO_HD status async_read_signalled(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, void* dst,
-                                      const completion_signal& signal) const {
-    return submitted(submit(spec::opcode::read, dev, lba, blocks, dst, &signal));
-  }
-  AGIO_HD status async_write_signalled(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, const void* src,
-                                       const completion_signal& signal) const {
-    return submitted(submit(spec::opcode::write, dev, lba, blocks, const_cast<void*>(src), &signal));
+  // A fire-and-forget read or write (`op`) for layers that track completion in their own words
+  // (the cache's line states): nobody waits on the request; when it finishes, its status is
+  // stored in `signal.status` (if set) and then `signal.on_success` or `signal.on_failure` in
+  // `signal.word`, with release. The returned status is only whether it was submitted. One call
+  // for both directions, so that a caller submitting either from one place (the cache's miss
+  // path) inlines the submission once.
+  AGIO_HD status async_signalled(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks,
+                                 void* buffer, const completion_signal& signal) const {
+    return submitted(submit(op, dev, lba, blocks, buffer, &signal));
   }
 
   // Makes every write the device acknowledged so far durable.
@@ -109,10 +107,10 @@ class basic_io_handle : public io::io_state {
   // controller answers Invalid Field in Command and moves no data.
   AGIO_HD transaction async_passthrough(std::uint32_t dev, const spec::command& cmd, void* buffer,
                                         std::uint32_t bytes) const {
-    if (dev >= device_count) {
-      return refuse({io::failure_cause::no_such_device, dev, cmd.opc(), cmd.slba(), cmd.blocks()});
-    }
-    return issue(dev, &cmd, static_cast<spec::opcode>(cmd.opc()), cmd.slba(), cmd.blocks(), buffer, bytes);
+    const io::failure_cause invalid =
+        dev >= device_count ? io::failure_cause::no_such_device : io::failure_cause::completed;
+    return issue(dev, &cmd, static_cast<spec::opcode>(cmd.opc()), cmd.slba(), cmd.blocks(), buffer, bytes, nullptr,
+                 invalid);
   }
 
   // Three waits, by how long they may take:
@@ -411,41 +409,53 @@ class basic_io_handle : public io::io_state {
 
   AGIO_HD transaction submit(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, void* buffer,
                              const completion_signal* signal = nullptr) const {
-    const auto opcode = static_cast<std::uint32_t>(op);
-    if (dev >= device_count) return refuse({io::failure_cause::no_such_device, dev, opcode, lba, blocks});
-    const io::device_info& info = devices[dev];
-    if (op != spec::opcode::flush && blocks == 0) {
-      return refuse({io::failure_cause::zero_blocks, dev, opcode, lba, blocks});
+    io::failure_cause invalid = io::failure_cause::completed;
+    if (dev >= device_count) {
+      invalid = io::failure_cause::no_such_device;
+    } else if (op != spec::opcode::flush && blocks == 0) {
+      invalid = io::failure_cause::zero_blocks;
+    } else if (op != spec::opcode::flush && blocks > devices[dev].max_blocks) {
+      invalid = io::failure_cause::too_many_blocks;
     }
-    if (op != spec::opcode::flush && blocks > info.max_blocks) {
-      return refuse({io::failure_cause::too_many_blocks, dev, opcode, lba, blocks});
-    }
-    return issue(dev, nullptr, op, lba, blocks, buffer, blocks * info.lba_bytes, signal);
+    const std::uint32_t bytes = invalid == io::failure_cause::completed ? blocks * devices[dev].lba_bytes : 0;
+    return issue(dev, nullptr, op, lba, blocks, buffer, bytes, signal, invalid);
   }
 
-  // Takes a transaction record and a queue entry and submits either the typed command or `raw`.
+  // Takes a transaction record and a queue entry and submits either the typed command or `raw`;
+  // refuses it instead when `invalid` says why (or no record or queue entry comes). Every
+  // refusal of a submission goes through the one refuse() at the end: inlined at each of the
+  // five causes, refuse() (which records the run's first failure) set the register peak of
+  // every kernel that reads through the cache, which inlines the submission of its fills and
+  // write-backs (the graph kernels' SpMV: 107 registers, 96 this way; sm_90, 2026-11-26).
   AGIO_HD transaction issue(std::uint32_t dev, const spec::command* raw, spec::opcode op, std::uint64_t lba,
-                            std::uint32_t blocks, void* buffer, std::uint32_t bytes,
-                            const completion_signal* signal = nullptr) const {
-    // Sequentially consistent with stop(): either this submitter sees `accepting` cleared, or
-    // the draining service sees it in `in_submission` and waits for its command.
-    detail::fetch_add<detail::scope::device>(control->in_submission, 1u, detail::seq_cst);
-    const transaction t = (detail::load<detail::scope::device>(control->accepting, detail::seq_cst) == 0)
-                              ? refuse_stopped(dev)
-                              : claim_and_enqueue(dev, raw, op, lba, blocks, buffer, bytes, signal);
-    detail::fetch_add<detail::scope::device>(control->in_submission, ~0u, detail::release);
-    return t;
+                            std::uint32_t blocks, void* buffer, std::uint32_t bytes, const completion_signal* signal,
+                            io::failure_cause invalid) const {
+    io::failure_cause refused = invalid;
+    transaction t{transaction::none, 0};
+    if (refused == io::failure_cause::completed) {
+      // Sequentially consistent with stop(): either this submitter sees `accepting` cleared, or
+      // the draining service sees it in `in_submission` and waits for its command.
+      detail::fetch_add<detail::scope::device>(control->in_submission, 1u, detail::seq_cst);
+      t = (detail::load<detail::scope::device>(control->accepting, detail::seq_cst) == 0)
+              ? refuse_stopped(dev)
+              : claim_and_enqueue(dev, raw, op, lba, blocks, buffer, bytes, signal, refused);
+      detail::fetch_add<detail::scope::device>(control->in_submission, ~0u, detail::release);
+    }
+    if (refused == io::failure_cause::completed) return t;
+    return refuse({refused, dev, static_cast<std::uint32_t>(op), lba, blocks});
   }
 
+  // Sets `refused` (and returns no transaction) when no record or no queue entry came.
   AGIO_HD transaction claim_and_enqueue(std::uint32_t dev, const spec::command* raw, spec::opcode op, std::uint64_t lba,
                                         std::uint32_t blocks, void* buffer, std::uint32_t bytes,
-                                        const completion_signal* signal) const {
+                                        const completion_signal* signal, io::failure_cause& refused) const {
     const io::device_info& info = devices[dev];
     const deadline limit = deadline::after_ns(submit_timeout_ns);
     std::uint32_t index = 0;
     std::uint32_t generation = 0;
     if (!io::take_record(*this, index, generation, limit)) {
-      return refuse({io::failure_cause::no_record, dev, static_cast<std::uint32_t>(op), lba, blocks});
+      refused = io::failure_cause::no_record;
+      return {transaction::none, 0};
     }
 
     io::transaction_record& rec = records[index];
@@ -494,7 +504,8 @@ class basic_io_handle : public io::io_state {
       }
       if (limit.passed()) {
         io::give_back(*this, rec, detail::load<detail::scope::device>(rec.state, detail::relaxed));
-        return refuse({io::failure_cause::no_queue_entry, dev, static_cast<std::uint32_t>(op), lba, blocks});
+        refused = io::failure_cause::no_queue_entry;
+        return {transaction::none, 0};
       }
       wait.pause();
     }
