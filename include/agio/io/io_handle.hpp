@@ -422,7 +422,8 @@ class basic_io_handle : public io::io_state {
   }
 
   // Takes a transaction record and a queue entry and submits either the typed command or `raw`;
-  // refuses it instead when `invalid` says why (or no record or queue entry comes). Every
+  // refuses it instead when `invalid` says why (failure_cause::completed, the failure record's
+  // default, when nothing is wrong with it), or when no record or queue entry comes. Every
   // refusal of a submission goes through the one refuse() at the end: inlined at each of the
   // five causes, refuse() (which records the run's first failure) set the register peak of
   // every kernel that reads through the cache, which inlines the submission of its fills and
