@@ -167,7 +167,3 @@ class FeatureStore(PygFeatureStore):
 
 def _key(attr: TensorAttr) -> Key:
     return (attr.group_name, attr.attr_name)
-
-
-
-
