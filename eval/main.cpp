@@ -26,8 +26,9 @@ int main(int argc, char** argv) {
       {"dlrm",
        common +
            " [--configs 1,2,3] [--batch N] [--batches N] [--reps R]\n"
-           "       [--modes async,sync,bam_style,cpu_pipeline[,cufile]] [--experiments configs,batch,queues,cache]\n"
-           "       [--batch-sizes ...] [--queue-pair-sweep ...] [--cache-mib-sweep ...] [--cache-mib M]\n"
+           "       [--modes async,sync,bam_style,cpu_pipeline[,cufile,async_host_tier,sync_host_tier]]\n"
+           "       [--experiments configs,batch,queues,cache] [--batch-sizes ...] [--queue-pair-sweep ...]\n"
+           "       [--cache-mib-sweep ...] [--cache-mib M] [--host-tier-mib M] [--host-tier-latency-ns N] [--warm]\n"
            "       [--store URI] [--queue-pairs N] [--queue-depth N] [--dim D] [--vocab-scale S] [--vocab-cap N]\n"
            "       [--alpha A] [--criteo FILE] [--out FILE]",
        "DLRM inference with embedding tables on storage (AGILE Figures 7-10)", agio::bench::dlrm_main},
@@ -48,6 +49,11 @@ int main(int argc, char** argv) {
        common + " [--vector-mib M] [--vertices N] [--degree D] [--reps R] [--store URI]\n"
                 "       [--kernels vector_mean,bfs,spmv] [--out FILE]",
        "native vs cache-API vs cold-cache time of mean, BFS, SpMV", agio::bench::cache_overhead_main},
+      {"host-tier",
+       common + " [--data-mib M] [--cache-mib M] [--cxl-ns N] [--zipf-alpha A] [--reps R]\n"
+                "       [--experiments tiers,admission] [--out FILE]",
+       "the host-memory tier: its hits against pinned reads, three tiers against two, admission policies",
+       agio::bench::host_tier_main},
       {"cache_policies", "(the same as cache-policies)", "", agio::bench::cache_policies_main, false},
       {"cache_overhead", "(the same as cache-overhead)", "", agio::bench::cache_overhead_main, false},
   };

@@ -36,7 +36,7 @@ expect 2 -- "--backend is cpu, gpu or auto, not 'tpu'" demo --backend tpu
 expect 2 -- '--mib is a whole number' demo --mib 0
 expect 2 'agio-eval dlrm' bench dlrm
 expect 2 -- "--ops: 'read' or 'write', not 'rd'" bench io --ops rd
-expect 2 -- '--io-bytes values are multiples of 4096' bench io --io-bytes 1000
+expect 2 -- '--io-bytes values are multiples of 512' bench io --io-bytes 1000
 expect 2 -- '--outstanding values are 1 to' bench io --outstanding 0
 expect 2 -- '--controller-threads must be positive' bench io --controller-threads 0
 

@@ -47,6 +47,9 @@ def main(path, out):
     h2d = doc["config"].get("h2d_copy_gbps", 0)
     if h2d:
         ax.axhline(h2d, color="C3", lw=1, label=f"pinned host-to-device copy {h2d:.1f} GB/s")
+    d2h = doc["config"].get("d2h_copy_gbps", 0)
+    if d2h:
+        ax.axhline(d2h, color="C4", lw=1, ls="--", label=f"pinned device-to-host copy {d2h:.1f} GB/s")
     ax.set(ylabel="GB/s", title="ram: store (emulation), 64 KiB random")
     ax.legend(fontsize=8)
 

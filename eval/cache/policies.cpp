@@ -21,6 +21,7 @@
 #include "agio/portable.hpp"
 #include "agio/runtime/software_cache.hpp"
 #include "cache/cache_bench.hpp"
+#include "cache/zipf_blocks.hpp"
 #include "harness/bench_common.hpp"
 #include "harness/progress.hpp"
 
@@ -41,22 +42,12 @@ void finish(trace& t) {
   for (const std::uint64_t i : t.index) t.checksum += pattern_word(i);
 }
 
-// DLRM-like embedding lookups: block ranks drawn from Zipf(alpha), ranks mapped to blocks by a
-// random permutation so hot blocks are scattered (and spread over the cache's sets).
+// DLRM-like embedding lookups: Zipf(alpha) blocks (zipf_blocks.hpp), a random word of each.
 trace zipf_trace(std::uint64_t blocks, std::uint64_t accesses, double alpha, std::mt19937_64& rng) {
-  std::vector<double> cdf(blocks);
-  double sum = 0;
-  for (std::uint64_t r = 0; r < blocks; ++r) cdf[r] = sum += std::pow(static_cast<double>(r + 1), -alpha);
-  std::vector<std::uint64_t> block_of(blocks);
-  std::iota(block_of.begin(), block_of.end(), 0);
-  std::shuffle(block_of.begin(), block_of.end(), rng);
-  std::uniform_real_distribution<double> u(0, sum);
   trace t{"zipf", {}, 0, blocks};
   t.index.reserve(accesses);
-  for (std::uint64_t i = 0; i < accesses; ++i) {
-    const auto rank = static_cast<std::uint64_t>(std::lower_bound(cdf.begin(), cdf.end(), u(rng)) - cdf.begin());
-    t.index.push_back(block_of[std::min(rank, blocks - 1)] * words_per_block + rng() % words_per_block);
-  }
+  draw_zipf_blocks(blocks, accesses, alpha, rng,
+                   [&](std::uint64_t block) { t.index.push_back(block * words_per_block + rng() % words_per_block); });
   finish(t);
   return t;
 }

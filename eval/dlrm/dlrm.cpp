@@ -11,9 +11,13 @@
 //                 in, double-buffered against compute (cpu_pipeline.hpp): no agio at all;
 //   cufile:       cuFile's batch API reads each batch's blocks from file: stores straight into
 //                 GPU memory, double-buffered against compute (baselines/cufile_reader.hpp): no
-//                 agio either; asked for with --modes, never run by default.
-// Every mode starts from an empty cache and runs the same batches; every output is compared with
-// the hbm run's.
+//                 agio either; asked for with --modes, never run by default;
+//   async_host_tier, sync_host_tier: async and sync with a host tier of --host-tier-mib below
+//                 the cache (three tiers: cache/host_tier.hpp), empty at the start too; asked
+//                 for with --modes.
+// Every mode starts from an empty cache and runs the same batches (with --warm, the async and sync
+// modes, tiered or not, run them once untimed first: the steady state of a serving system);
+// every output is compared with the hbm run's.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -48,6 +52,9 @@ template <class IO>
 using cache_for = software_cache<policy, cache::no_lock_chain, cache::no_share_table, IO>;
 template <class IO>
 using handle_for = typename cache_for<IO>::handle;
+// The cache above a host tier (three tiers: GPU memory, pinned host memory, the stores).
+using tiered_cache = software_cache<policy, cache::no_lock_chain, cache::no_share_table,
+                                    cache::tiered_io<policy, cache::admit_always, io_handle>>;
 
 // --- Where jobs and network run: two streams on the GPU, the calling thread on the CPU -------
 
@@ -157,6 +164,9 @@ struct settings {
   data_mover bam_mover;
   std::uint32_t dim, bottom_width, top_width, batches, queue_pairs, queue_depth, reps;
   std::uint64_t cache_bytes;
+  std::uint64_t host_tier_bytes;       // the host tier of the *_host_tier modes
+  std::uint32_t host_tier_latency_ns;  // added to each of its accesses (emulated CXL)
+  bool warm;                           // async and sync modes timed after an untimed run
   double alpha;
   std::uint64_t seed;
   std::string criteo_file;
@@ -275,16 +285,16 @@ struct mode_run {
   std::vector<float> probabilities;
   std::uint32_t failures = 0;
   double hit_rate = -1;
+  double host_tier_hit_rate = -1;
 };
 
-// One run of an agio mode from an empty cache of `cache_bytes`; IO is waiting_io_handle for
-// the BaM-style model, controller otherwise.
-template <class IO>
-mode_run run_agio(executor& ex, runtime& rt, device_point& p, const table_layout& layout, io_model model,
-                  std::uint64_t cache_bytes) {
-  cache_for<IO> cache(rt, cache_options{cache_bytes, block_bytes, 8});
+// One run of an agio mode through `cache`, empty at the start (`warm`: after an untimed run).
+template <class Cache>
+mode_run run_through(executor& ex, runtime& rt, device_point& p, const table_layout& layout, io_model model,
+                     Cache& cache, bool warm) {
+  using handle = typename Cache::handle;
   const striping stripes{static_cast<std::uint32_t>(rt.devices().size())};
-  const cached_rows<handle_for<IO>> rows{cache.device(), stripes};
+  const cached_rows<handle> rows{cache.device(), stripes};
   mode_run r;
   // Async: batch b + 1's blocks are prefetched on the I/O stream once batch b's rows are
   // gathered, so they travel while batch b computes. (Batch 0 has nothing to hide behind.) A
@@ -295,14 +305,37 @@ mode_run run_agio(executor& ex, runtime& rt, device_point& p, const table_layout
   const bool batch_fits = std::uint64_t{p.lookups} * 2 <= cache.line_count();
   const auto prefetch = [&](std::uint32_t b) {
     if (model != io_model::async || !batch_fits || b + 1 >= p.batches) return;
-    ex.io(p.lookups,
-          prefetch_job<handle_for<IO>>{cache.device(), stripes, p.map(b + 1, layout), p.lookups, p.failures});
+    ex.io(p.lookups, prefetch_job<handle>{cache.device(), stripes, p.map(b + 1, layout), p.lookups, p.failures});
   };
+  // Warm: the batches once untimed first, so that the timed run starts from what the stream
+  // left in the caches (a serving system's steady state) rather than from empty caches.
+  if (warm) run_batches(ex, p, layout, rows, prefetch);
   r.seconds = run_batches(ex, p, layout, rows, prefetch);
   rt.check();
   r.failures = p.failed();
   r.probabilities = p.probabilities();
   r.hit_rate = cache.counters().hit_rate();
+  return r;
+}
+
+// From an empty cache of `cache_bytes`; IO is waiting_io_handle for the BaM-style model,
+// controller otherwise.
+template <class IO>
+mode_run run_agio(executor& ex, runtime& rt, device_point& p, const table_layout& layout, io_model model,
+                  std::uint64_t cache_bytes, bool warm = false) {
+  cache_for<IO> cache(rt, cache_options{cache_bytes, block_bytes, 8});
+  return run_through(ex, rt, p, layout, model, cache, warm);
+}
+
+// The same above an empty host tier of `s.host_tier_bytes`.
+mode_run run_agio_above_host_tier(executor& ex, runtime& rt, device_point& p, const table_layout& layout,
+                                  io_model model, std::uint64_t cache_bytes, const settings& s) {
+  cache_options below{s.host_tier_bytes, block_bytes, 8};
+  below.memory = cache_memory::host;
+  cache_for<io_handle> tier(rt, below);
+  tiered_cache cache(rt, tier, cache_options{cache_bytes, block_bytes, 8}, host_tier_options{s.host_tier_latency_ns});
+  mode_run r = run_through(ex, rt, p, layout, model, cache, s.warm);
+  r.host_tier_hit_rate = tier.counters().hit_rate();
   return r;
 }
 
@@ -454,6 +487,7 @@ struct point_result {
   double max_error = 0;
   bool verified = false;
   double hit_rate = -1;
+  double host_tier_hit_rate = -1;
 };
 
 // Writes the tables, striped, to the devices of a started runtime.
@@ -523,6 +557,7 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
         r.max_error = std::max(r.max_error, static_cast<double>(std::fabs(m.probabilities[k] - reference[i][k])));
       }
       r.hit_rate = m.hit_rate;
+      r.host_tier_hit_rate = m.host_tier_hit_rate;
     }
     r.verified = r.verified && r.max_error <= 1e-5;
     r.seconds = median(times);
@@ -560,11 +595,19 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
       std::vector<mode_run> hbm{run_hbm(ex, p, layout, tables)};
       record(i, "hbm", hbm);
       for (const io_model m : {io_model::async, io_model::sync}) {
-        if (!s.wants(name_of(m))) continue;
-        std::vector<mode_run> runs;
-        for (std::uint32_t k = 0; k < s.reps; ++k)
-          runs.push_back(run_agio<io_handle>(ex, *rt, p, layout, m, specs[i].cache_bytes));
-        record(i, name_of(m), runs);
+        if (s.wants(name_of(m))) {
+          std::vector<mode_run> runs;
+          for (std::uint32_t k = 0; k < s.reps; ++k)
+            runs.push_back(run_agio<io_handle>(ex, *rt, p, layout, m, specs[i].cache_bytes, s.warm));
+          record(i, name_of(m), runs);
+        }
+        const std::string tiered = std::string(name_of(m)) + "_host_tier";
+        if (s.wants(tiered)) {
+          std::vector<mode_run> runs;
+          for (std::uint32_t k = 0; k < s.reps; ++k)
+            runs.push_back(run_agio_above_host_tier(ex, *rt, p, layout, m, specs[i].cache_bytes, s));
+          record(i, tiered, runs);
+        }
       }
 #if defined(__CUDACC__)
       if (reader && specs[i].with_baselines()) {
@@ -660,6 +703,9 @@ dlrm_options parse_options(const options& opt) {
   s.queue_pairs = opt.whole<std::uint32_t>("queue-pairs", want == backend::cpu ? 4 : 128);
   s.queue_depth = opt.whole<std::uint32_t>("queue-depth", want == backend::cpu ? 64 : 256);
   s.cache_bytes = opt.whole<std::uint64_t>("cache-mib", small ? 64 : 2048) << 20;
+  s.host_tier_bytes = opt.whole<std::uint64_t>("host-tier-mib", small ? 256 : 8192) << 20;
+  s.host_tier_latency_ns = opt.whole<std::uint32_t>("host-tier-latency-ns", 0);
+  s.warm = opt.flag("warm");
   s.alpha = opt.number("alpha", 1.05);
   s.seed = opt.whole<std::uint64_t>("seed", 11);
   s.criteo_file = opt.get("criteo", "");
@@ -685,8 +731,10 @@ dlrm_options parse_options(const options& opt) {
   }
   s.bam_mover = o.bam_mover == "copy_engine" ? data_mover::copy_engine : data_mover::gpu_warps;
   for (const auto& m : s.modes) {
-    if (m != "async" && m != "sync" && m != "bam_style" && m != "cpu_pipeline" && m != "cufile") {
-      throw std::invalid_argument("--modes: unknown mode '" + m + "' (async, sync, bam_style, cpu_pipeline, cufile)");
+    if (m != "async" && m != "sync" && m != "bam_style" && m != "cpu_pipeline" && m != "cufile" &&
+        m != "async_host_tier" && m != "sync_host_tier") {
+      throw std::invalid_argument("--modes: unknown mode '" + m +
+                                  "' (async, sync, bam_style, cpu_pipeline, cufile, async_host_tier, sync_host_tier)");
     }
   }
   if (s.dim == 0 || s.dim * sizeof(float) > block_bytes) {
@@ -769,13 +817,13 @@ measured run_plan(const dlrm_options& o, const dlrm_plan& p) {
 int report(const dlrm_options& o, const dlrm_plan& p, const measured& m, int argc, char** argv) {
   const settings& s = o.s;
   result_document doc;
-  std::printf("%-10s %-13s %11s %9s %9s %6s\n", "point", "mode", "ms", "hit_rate", "max_err", "check");
+  std::printf("%-10s %-16s %11s %9s %9s %6s\n", "point", "mode", "ms", "hit_rate", "max_err", "check");
   bool all_ok = true;
   std::map<std::string, std::map<std::string, double>> seconds;
   for (const point_result& r : m.results) {
     seconds[r.spec.experiment][r.mode] = r.seconds;
     all_ok = all_ok && r.verified;
-    std::printf("%-10s %-13s %11.3f %9.3f %9.1e %6s\n", r.spec.experiment.c_str(), r.mode.c_str(), r.seconds * 1e3,
+    std::printf("%-10s %-16s %11.3f %9.3f %9.1e %6s\n", r.spec.experiment.c_str(), r.mode.c_str(), r.seconds * 1e3,
                 r.hit_rate, r.max_error, r.verified ? "ok" : "FAILED");
     json_object j;
     j.set("point", r.spec.experiment).set("mode", r.mode).set("config", std::int64_t{r.spec.config});
@@ -784,6 +832,7 @@ int report(const dlrm_options& o, const dlrm_plan& p, const measured& m, int arg
         .set("cache_bytes", static_cast<std::int64_t>(r.spec.cache_bytes));
     j.set("seconds", r.seconds).set("max_error", r.max_error).set("verified", r.verified);
     if (r.hit_rate >= 0) j.set("hit_rate", r.hit_rate);
+    if (r.host_tier_hit_rate >= 0) j.set("host_tier_hit_rate", r.host_tier_hit_rate);
     doc.points.push_back(j);
   }
   const bool cufile = s.wants("cufile");  // a column only where asked for and runnable
@@ -798,6 +847,12 @@ int report(const dlrm_options& o, const dlrm_plan& p, const measured& m, int arg
                 ratio("async", "cpu_pipeline"), ratio("sync", "bam_style"));
     if (cufile) std::printf(" %14.2f", ratio("async", "cufile"));
     std::printf("\n");
+    for (const char* mode : {"async", "sync"}) {
+      const std::string tiered = std::string(mode) + "_host_tier";
+      if (t.count(mode) && t.count(tiered)) {
+        std::printf("%-10s three tiers / two tiers, %s: %.2f\n", point.c_str(), mode, ratio(tiered.c_str(), mode));
+      }
+    }
     if (point == "config1" && t.count("async") && t.count("sync") && t.count("bam_style") && t.count("cpu_pipeline")) {
       std::printf("target at config 1 (async >= 1.3x sync, >= 1.5x BaM-style, >= 1.5x CPU pipeline): %s %s %s\n",
                   ratio("async", "sync") >= 1.3 ? "met" : "MISSED",
@@ -822,6 +877,11 @@ int report(const dlrm_options& o, const dlrm_plan& p, const measured& m, int arg
                                : all_files ? std::string("file: stores: real I/O on this machine's storage")
                                            : std::string("user stores"));
   doc.config.set("bam_mover", o.bam_mover);
+  doc.config.set("warm", s.warm);
+  if (s.wants("async_host_tier") || s.wants("sync_host_tier")) {
+    doc.config.set("host_tier_bytes", static_cast<std::int64_t>(s.host_tier_bytes))
+        .set("host_tier_latency_ns", std::int64_t{s.host_tier_latency_ns});
+  }
   doc.config.set("tables", std::int64_t{p.layout.tables()})
       .set("table_bytes", static_cast<std::int64_t>(p.layout.bytes()));
   doc.config.set("dim", std::int64_t{s.dim})

@@ -4,6 +4,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
@@ -16,6 +17,7 @@
 
 #include "agio/runtime/cuda_error.hpp"
 #include "agio/service/service.hpp"
+#include "runtime/numa_memory.hpp"
 #include "runtime/platform.hpp"
 
 namespace agio {
@@ -134,14 +136,28 @@ class gpu_platform final : public runtime::platform {
     std::memset(p, 0, bytes);
     return p;
   }
-  // cudaFreeHost waits for every kernel on the device, the completion service included, so
-  // pinned memory given back while the service runs is freed once it has stopped.
+  // Memory of the node, pinned and mapped by registering it.
+  void* allocate_pinned_on(std::size_t bytes, int node) override {
+    void* p = map_on_node(bytes, node);
+    const cudaError_t registered = cudaHostRegister(p, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable);
+    if (registered != cudaSuccess) {
+      unmap_from_node(p, bytes);
+      throw_on_cuda_error(registered, "cudaHostRegister");
+    }
+    std::lock_guard lock(deferred_mutex_);
+    node_blocks_.emplace_back(p, bytes);
+    return p;
+  }
+  // cudaFreeHost (and cudaHostUnregister) wait for every kernel on the device, the completion
+  // service included, so pinned memory given back while the service runs is freed once it has
+  // stopped.
   void free_pinned(void* p) override {
     if (service_running_) {
       std::lock_guard lock(deferred_mutex_);
       deferred_pinned_.push_back(p);
     } else {
-      cudaFreeHost(p);
+      std::lock_guard lock(deferred_mutex_);
+      release_pinned(p);
     }
   }
   // Stream-ordered allocation: cudaMalloc/cudaFree would wait for the running service.
@@ -218,8 +234,19 @@ class gpu_platform final : public runtime::platform {
  private:
   void release_deferred() {
     std::lock_guard lock(deferred_mutex_);
-    for (void* p : deferred_pinned_) cudaFreeHost(p);
+    for (void* p : deferred_pinned_) release_pinned(p);
     deferred_pinned_.clear();
+  }
+  // With deferred_mutex_ held.
+  void release_pinned(void* p) {
+    const auto it = std::find_if(node_blocks_.begin(), node_blocks_.end(), [p](const auto& b) { return b.first == p; });
+    if (it == node_blocks_.end()) {
+      cudaFreeHost(p);
+      return;
+    }
+    cudaHostUnregister(p);
+    unmap_from_node(p, it->second);
+    node_blocks_.erase(it);
   }
 
   void copy(void* dst, const void* src, std::size_t bytes) {
@@ -235,6 +262,7 @@ class gpu_platform final : public runtime::platform {
   bool service_running_ = false;
   std::mutex deferred_mutex_;
   std::vector<void*> deferred_pinned_;
+  std::vector<std::pair<void*, std::size_t>> node_blocks_;  // from allocate_pinned_on
 };
 
 // The completion service is a kernel that runs as long as the runtime. With CUDA's lazy module

@@ -21,6 +21,9 @@ class runtime::platform {
 
   // Host memory the device side can reach (mapped pinned memory on the GPU), zeroed.
   virtual void* allocate_pinned(std::size_t bytes) = 0;
+  // The same, bound to NUMA node `node` (numa_memory.hpp).
+  virtual void* allocate_pinned_on(std::size_t bytes, int node) = 0;
+  // Gives back memory of either.
   virtual void free_pinned(void* p) = 0;
   // Memory only the device side uses (GPU memory), zeroed.
   virtual void* allocate_device(std::size_t bytes) = 0;

@@ -397,7 +397,10 @@ void runtime::stop() {
   state& s = *s_;
   if (!s.running) return;
   std::exception_ptr hook_failure;
-  for (const auto& [id, hook] : s.stop_hooks) {
+  // Last added first: what was built on something runs its hook before it (a cache above a
+  // host tier writes its lines into the tier before the tier writes them to storage).
+  for (auto it = s.stop_hooks.rbegin(); it != s.stop_hooks.rend(); ++it) {
+    const auto& hook = it->second;
     try {
       hook();
     } catch (...) {
@@ -516,8 +519,10 @@ void* runtime::allocate_device(std::size_t bytes) {
   return p;
 }
 
-void* runtime::allocate_host(std::size_t bytes) {
-  void* p = s_->plat->allocate_pinned(bytes);
+void* runtime::allocate_host(std::size_t bytes) { return allocate_host(bytes, -1); }
+
+void* runtime::allocate_host(std::size_t bytes, int numa_node) {
+  void* p = numa_node < 0 ? s_->plat->allocate_pinned(bytes) : s_->plat->allocate_pinned_on(bytes, numa_node);
   {
     std::lock_guard lock(s_->allocations_mutex);
     s_->allocations.push_back({p, true});

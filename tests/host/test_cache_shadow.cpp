@@ -61,5 +61,43 @@ TEST(CacheShadowFaults, WithACompletionService) { with_faults<cache::no_share_ta
 TEST(CacheShadowFaults, WithWaitersRetiring) { with_faults<cache::no_share_table>(true); }
 TEST(CacheShadowFaults, WithAShareTable) { with_faults<cache::share_table>(false); }
 
+// The same through a cache above a host tier (cache/host_tier.hpp) of 32 lines, half the
+// blocks: both levels evict, the GPU cache's write-backs go into the tier and the tier's to
+// storage. Without faults, then with them (as above), admitting every block or on reuse only.
+template <class Admission>
+bench::shadow_report above_a_host_tier(bool faults, bool waiters) {
+  const test::temp_file file("shadow-host-tier", true);
+  bench::shadow_config c = base_config(file, waiters);
+  c.host_tier_lines = 32;
+  c.shape.ops_per_thread = 16384;
+  if (faults) {
+    c = test::faulty_config(c, 20'000);
+    c.shape.ops_per_thread = 1536;
+    c.rounds = 2;
+    c.phases = 3;
+    c.cache_lines = {8, 16};
+  }
+  return bench::run_shadow<policy, cache::no_share_table, Admission>(c);
+}
+
+TEST(CacheShadowHostTier, AdmittingEveryBlock) {
+  const bench::shadow_report r = above_a_host_tier<cache::admit_always>(false, false);
+  test::expect_clean(r, false);
+  EXPECT_GT(r.counters.write_backs, 0u);
+  EXPECT_GT(r.host_tier_counters.hits, 0u);
+  EXPECT_GT(r.host_tier_counters.write_backs, 0u);
+}
+TEST(CacheShadowHostTier, AdmittingOnReuseWithWaitersRetiring) {
+  const bench::shadow_report r = above_a_host_tier<cache::admit_on_reuse>(false, true);
+  test::expect_clean(r, false);
+  EXPECT_GT(r.host_tier_counters.hits, 0u);
+}
+TEST(CacheShadowHostTierFaults, AdmittingEveryBlock) {
+  test::expect_clean(above_a_host_tier<cache::admit_always>(true, false), true);
+}
+TEST(CacheShadowHostTierFaults, AdmittingOnReuseWithWaitersRetiring) {
+  test::expect_clean(above_a_host_tier<cache::admit_on_reuse>(true, true), true);
+}
+
 }  // namespace
 }  // namespace agio

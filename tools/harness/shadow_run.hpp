@@ -38,6 +38,7 @@ struct shadow_config {
   shadow_shape shape;                      // ops_per_thread is per round
   std::vector<std::uint32_t> cache_lines;  // lines of each phase's cache, taken in turn
   std::uint32_t ways = 4;
+  std::uint32_t host_tier_lines = 0;  // lines of the host tier below the cache, in runs that have one
   std::uint32_t share_slots = 16;
   std::uint32_t phases = 1;  // runtimes opened on the file one after another
   std::uint32_t rounds = 1;  // job runs per phase, each followed by a flush
@@ -62,6 +63,7 @@ struct shadow_report {
   std::uint64_t failed_flushes = 0;  // flushes that threw io_error
   std::uint64_t stuck_lines = 0;     // lines with live pins, BUSY or CLEANING after a round
   cache_counters counters{};
+  cache_counters host_tier_counters{};  // in runs with a host tier
   std::string first_problem;
   double seconds = 0;
 
@@ -191,19 +193,46 @@ struct phase_progress {
   shadow_report& report;
 };
 
+// The cache of a phase: with `Admission` void, over the stores; else over a host tier of
+// config.host_tier_lines lines (the same policy, in pinned host memory) that admits blocks so.
+template <class Policy, class Shares, class IO, class Admission>
+struct phase_caches;
+template <class Policy, class Shares, class IO>
+struct phase_caches<Policy, Shares, IO, void> {
+  software_cache<Policy, cache::no_lock_chain, Shares, IO> cache;
+  phase_caches(runtime& rt, const shadow_config&, const cache_options& options) : cache(rt, options) {}
+  cache_counters host_tier_counters() const { return {}; }
+};
+template <class Policy, class Shares, class IO, class Admission>
+struct phase_caches {
+  software_cache<Policy, cache::no_lock_chain, cache::no_share_table, IO> tier;
+  software_cache<Policy, cache::no_lock_chain, Shares, cache::tiered_io<Policy, Admission, IO>> cache;
+  phase_caches(runtime& rt, const shadow_config& config, const cache_options& options)
+      : tier(rt, tier_options(config, options)), cache(rt, tier, options) {}
+  static cache_options tier_options(const shadow_config& config, cache_options options) {
+    options.bytes = std::size_t{config.host_tier_lines} * options.line_bytes;
+    options.memory = cache_memory::host;
+    return options;
+  }
+  cache_counters host_tier_counters() const { return tier.counters(); }
+};
+
 // A phase's rounds through a cache on the started runtime `rt`, whose I/O handle is `io`.
 // Returns whether the last flush succeeded. Its own template, one per I/O handle type, because
 // each instantiation compiles the shadow job into a kernel, which takes nvcc minutes:
 // shadow_runs.hpp names the instantiations compiled once, in translation units of their own.
-template <class Policy, class Shares, class IO>
+// With `Admission` not void, the cache is above a host tier (phase_caches).
+template <class Policy, class Shares, class IO, class Admission = void>
 bool run_rounds(runtime& rt, const IO& io, const shadow_config& config, std::uint32_t phase, const phase_memory& m,
                 const phase_progress& p) {
   const shadow_shape& shape = config.shape;
   constexpr std::uint32_t line_bytes = shadow_shape::line_bytes;
   const std::uint64_t model_bytes = p.newest.size() * 4;
   const std::uint32_t lines = config.cache_lines[phase % config.cache_lines.size()];
-  software_cache<Policy, cache::no_lock_chain, Shares, IO> cache(
-      rt, {std::size_t{lines} * line_bytes, line_bytes, config.ways, config.share_slots});
+  phase_caches<Policy, Shares, IO, Admission> caches(
+      rt, config, {std::size_t{lines} * line_bytes, line_bytes, config.ways, config.share_slots});
+  auto& cache = caches.cache;
+  using cache_io = typename std::decay_t<decltype(cache)>::handle::io_type;
   auto hurried = cache.device();
   hurried.wait_timeout_ns = config.hurried_ns;
   const std::uint64_t block = shape.shared_blocks - 1;
@@ -213,9 +242,9 @@ bool run_rounds(runtime& rt, const IO& io, const shadow_config& config, std::uin
     const shadow_failure none{};
     rt.copy_to_device(m.failure, &none, sizeof none);
     run_job(rt, shape.threads,
-            shadow_job<Policy, Shares, IO>{cache.device(), hurried, config.hurry_every, shape, p.first_stamp,
-                                           config.faults.failing_block ? block : no_block, m.truth, m.buffers,
-                                           m.failure, m.tallies});
+            shadow_job<Policy, Shares, cache_io>{cache.device(), hurried, config.hurry_every, shape, p.first_stamp,
+                                                 config.faults.failing_block ? block : no_block, m.truth, m.buffers,
+                                                 m.failure, m.tallies});
     p.first_stamp += static_cast<std::uint32_t>(shape.ops_per_thread);
     shadow_failure first{};
     rt.copy_to_host(&first, m.failure, sizeof first);
@@ -228,7 +257,8 @@ bool run_rounds(runtime& rt, const IO& io, const shadow_config& config, std::uin
       report.wrong_values += first.count;
       report.problem(where + first.describe());
     }
-    const std::uint64_t stuck = lines_stuck_after(rt, cache, io, std::chrono::seconds(5));
+    std::uint64_t stuck = lines_stuck_after(rt, cache, io, std::chrono::seconds(5));
+    if constexpr (!std::is_void_v<Admission>) stuck += lines_stuck_after(rt, caches.tier, io, std::chrono::seconds(5));
     if (stuck != 0) {
       report.stuck_lines += stuck;
       report.problem(where + std::to_string(stuck) + " lines left pinned, BUSY or CLEANING");
@@ -238,9 +268,10 @@ bool run_rounds(runtime& rt, const IO& io, const shadow_config& config, std::uin
       cache.flush();
       p.flushed = p.newest;
       flushed_last = true;
-      const cache_audit after = cache.audit();
-      if (after.modified + after.failed != 0) {
-        report.stuck_lines += after.modified + after.failed;
+      std::uint32_t unwritten = cache.audit().modified + cache.audit().failed;
+      if constexpr (!std::is_void_v<Admission>) unwritten += caches.tier.audit().modified + caches.tier.audit().failed;
+      if (unwritten != 0) {
+        report.stuck_lines += unwritten;
         report.problem(where + "a flush succeeded but left lines MODIFIED or FAILED");
       }
     } catch (const io_error&) {
@@ -249,15 +280,17 @@ bool run_rounds(runtime& rt, const IO& io, const shadow_config& config, std::uin
     }
   }
   const cache_counters c = cache.counters();
+  const cache_counters below = caches.host_tier_counters();
   report.counters += c;
-  report.surfaced_faults += c.fill_failures + c.write_back_failures;
+  report.host_tier_counters += below;
+  report.surfaced_faults += c.fill_failures + c.write_back_failures + below.fill_failures + below.write_back_failures;
   report.injected_faults += store_errors(rt);
   return flushed_last;
 }
 
 // One phase: a runtime on the file with the phase's faults, its rounds, and the runtime's stop.
 // Returns whether the phase's last flush succeeded.
-template <class Policy, class Shares>
+template <class Policy, class Shares, class Admission>
 bool run_phase(const shadow_config& config, std::uint32_t phase, const phase_progress& p) {
   const bool last = phase + 1 == config.phases;
   runtime rt(config.options);
@@ -272,7 +305,7 @@ bool run_phase(const shadow_config& config, std::uint32_t phase, const phase_pro
   m.tallies = static_cast<shadow_tally*>(rt.allocate_device(threads * sizeof(shadow_tally)));
   rt.copy_to_device(m.truth, p.newest.data(), model_bytes);
   const bool flushed_last = with_io(rt, [&](const auto& io) {
-    return run_rounds<Policy, Shares, std::decay_t<decltype(io)>>(rt, io, config, phase, m, p);
+    return run_rounds<Policy, Shares, std::decay_t<decltype(io)>, Admission>(rt, io, config, phase, m, p);
   });
   rt.free(m.truth);
   rt.free(m.buffers);
@@ -289,10 +322,15 @@ bool run_phase(const shadow_config& config, std::uint32_t phase, const phase_pro
 }  // namespace shadow_detail
 
 // Runs the phases; the report says what went wrong (shadow_report::clean() when nothing did).
-template <class Policy, class Shares = cache::no_share_table>
+// With `Admission` not void, the cache is above a host tier of config.host_tier_lines lines
+// that admits blocks by that policy (cache/host_tier.hpp).
+template <class Policy, class Shares = cache::no_share_table, class Admission = void>
 shadow_report run_shadow(const shadow_config& config) {
   if (config.cache_lines.empty() || config.phases == 0 || config.rounds == 0) {
     throw std::invalid_argument("shadow: needs cache sizes, phases and rounds");
+  }
+  if (!std::is_void_v<Admission> && config.host_tier_lines == 0) {
+    throw std::invalid_argument("shadow: a run above a host tier needs host_tier_lines");
   }
   if (config.shape.threads == 0 || config.shape.shared_slots() == 0 || config.shape.private_blocks_per_thread == 0) {
     throw std::invalid_argument("shadow: every thread needs a word of the shared blocks and a private block");
@@ -309,7 +347,8 @@ shadow_report run_shadow(const shadow_config& config) {
   std::vector<std::uint32_t> flushed = newest;
   std::uint32_t first_stamp = 0;
   for (std::uint32_t phase = 0; phase < config.phases; ++phase) {
-    const bool exact = shadow_detail::run_phase<Policy, Shares>(config, phase, {first_stamp, flushed, newest, report});
+    const bool exact =
+        shadow_detail::run_phase<Policy, Shares, Admission>(config, phase, {first_stamp, flushed, newest, report});
     shadow_detail::compare(report, shadow_detail::read_back(config, newest.size()), flushed, newest, exact);
     if (report.wrong_values != 0 || report.lost_writes != 0) break;
   }

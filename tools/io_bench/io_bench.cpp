@@ -264,29 +264,39 @@ point run_ceiling(const std::vector<std::unique_ptr<store>>& stores, std::uint32
   return p;
 }
 
-// Pinned host-to-device copy bandwidth, the ceiling for moving reads into GPU memory.
-double h2d_copy_gbps(runtime& rt) {
+// Pinned copy bandwidth between host and device: host-to-device is the ceiling for moving reads
+// into GPU memory, device-to-host the one for moving writes out of it.
+double pinned_copy_gbps(runtime& rt, bool to_device) {
 #if defined(__CUDACC__)
   if (rt.backend() != backend::gpu) return 0;
+  const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
   const std::size_t bytes = 256u << 20;
   void* host = rt.allocate_host(bytes);
   void* dev = rt.allocate_device(bytes);
   const cuda_stream stream;
   const cudaStream_t s = stream.get();
-  cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, s);
+  void* dst = to_device ? dev : host;
+  const void* src = to_device ? host : dev;
+  cudaMemcpyAsync(dst, src, bytes, kind, s);
   cudaStreamSynchronize(s);
   constexpr int reps = 8;
   const double secs = wall_seconds([&] {
-    for (int i = 0; i < reps; ++i) cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, s);
-    throw_on_cuda_error(cudaStreamSynchronize(s), "h2d copy");
+    for (int i = 0; i < reps; ++i) cudaMemcpyAsync(dst, src, bytes, kind, s);
+    throw_on_cuda_error(cudaStreamSynchronize(s), "pinned copy");
   });
   rt.free(host);
   rt.free(dev);
   return static_cast<double>(bytes) * reps / secs / 1e9;
 #else
   (void)rt;
+  (void)to_device;
   return 0;
 #endif
+}
+
+// "512B", "4KiB": an I/O size for labels.
+std::string size_label(std::uint32_t bytes) {
+  return bytes % 1024 == 0 ? std::to_string(bytes / 1024) + "KiB" : std::to_string(bytes) + "B";
 }
 
 // Writes a file store in full once, so that reads hit the disk rather than holes.
@@ -369,8 +379,8 @@ int io_bench_main(int argc, char** argv, int first) {
   }
   std::vector<std::uint32_t> io_sizes;
   for (const std::uint64_t n : io_bytes_list) {
-    if (n < 4096 || n > (2u << 20) || n % 4096 != 0)
-      throw std::invalid_argument("--io-bytes values are multiples of 4096 up to 2 MiB");
+    if (n < 512 || n > (2u << 20) || n % 512 != 0)
+      throw std::invalid_argument("--io-bytes values are multiples of 512 up to 2 MiB");
     io_sizes.push_back(static_cast<std::uint32_t>(n));
   }
   std::vector<bool> directions;  // write or not
@@ -379,7 +389,11 @@ int io_bench_main(int argc, char** argv, int first) {
     directions.push_back(op == "write");
   }
 
-  const std::string ram = "ram:" + std::to_string(ram_bytes >> 20) + "M?lba=4096";
+  // Sizes that are not whole 4 KiB blocks go to a store of 512-byte LBAs.
+  const auto ram_for = [&](std::uint32_t io_size) {
+    return "ram:" + std::to_string(ram_bytes >> 20) + "M?lba=" + (io_size % 4096 == 0 ? "4096" : "512");
+  };
+  const std::string ram = ram_for(4096);
   const std::string file = "file:" + file_path + "?lba=4096";
   const std::string profile = "ram:" + std::to_string(std::min<std::uint64_t>(ram_bytes, 512ull << 20) >> 20) +
                               "M?lba=4096&read_gbps=3.7&write_gbps=2.2";
@@ -394,14 +408,20 @@ int io_bench_main(int argc, char** argv, int first) {
     if (e == "ram") {
       for (const std::uint32_t size : io_sizes)
         for (const bool w : directions)
-          plan.push_back(
-              {"ram", "ram: store (pinned host RAM, no profile)", {ram}, data_mover::gpu_warps, size, w, sweep, true});
+          plan.push_back({"ram",
+                          "ram: store (pinned host RAM, no profile)",
+                          {ram_for(size)},
+                          data_mover::gpu_warps,
+                          size,
+                          w,
+                          sweep,
+                          true});
     } else if (e == "movers") {
       for (const std::uint32_t size : io_sizes)
         for (const bool w : directions)
           plan.push_back({"ram-copy_engine",
                           "ram: store, copy-engine mover",
-                          {ram},
+                          {ram_for(size)},
                           data_mover::copy_engine,
                           size,
                           w,
@@ -449,6 +469,7 @@ int io_bench_main(int argc, char** argv, int first) {
   result_document doc;
   std::string description;
   double h2d = 0;
+  double d2h = 0;
 
   for (const auto& s : plan) {
     const std::uint64_t max_out = *std::max_element(s.outstanding.begin(), s.outstanding.end());
@@ -457,7 +478,8 @@ int io_bench_main(int argc, char** argv, int first) {
                                   depth, ctl_threads, want);
     if (description.empty()) {
       description = setup.rt->describe();
-      h2d = h2d_copy_gbps(*setup.rt);
+      h2d = pinned_copy_gbps(*setup.rt, true);
+      d2h = pinned_copy_gbps(*setup.rt, false);
     }
     host_memory memory{[&setup](std::size_t n) { return setup.rt->allocate_host(n); },
                        [&setup](void* p) { setup.rt->free(p); }};
@@ -467,8 +489,8 @@ int io_bench_main(int argc, char** argv, int first) {
       for (const auto& u : s.uris) ceiling_stores.push_back(open_store(u, memory));
     }
     for (std::uint64_t outstanding : s.outstanding) {
-      const std::string label = s.name + (s.write ? " write " : " read ") + std::to_string(s.io_bytes / 1024) +
-                                "KiB out=" + std::to_string(outstanding);
+      const std::string label =
+          s.name + (s.write ? " write " : " read ") + size_label(s.io_bytes) + " out=" + std::to_string(outstanding);
       const point p = run_agio(setup, static_cast<std::uint32_t>(s.uris.size()), s.io_bytes, outstanding, s.write,
                                seconds, lanes_per_warp);
       bar.step(label);
@@ -482,8 +504,8 @@ int io_bench_main(int argc, char** argv, int first) {
         if (q.p50_us > 0) o.set("p50_us", q.p50_us).set("p99_us", q.p99_us);
         if (q.controller_us > 0) o.set("controller_us", q.controller_us).set("store_us", q.store_us);
         doc.points.push_back(o);
-        std::printf("%-18s %-5s %3uKiB dev=%zu out=%-7llu %-14s %10.0f IOPS %7.2f GB/s", s.name.c_str(),
-                    s.write ? "write" : "read", s.io_bytes / 1024, s.uris.size(),
+        std::printf("%-18s %-5s %6s dev=%zu out=%-7llu %-14s %10.0f IOPS %7.2f GB/s", s.name.c_str(),
+                    s.write ? "write" : "read", size_label(s.io_bytes).c_str(), s.uris.size(),
                     static_cast<unsigned long long>(outstanding), system, q.iops, q.iops * s.io_bytes / 1e9);
         if (q.controller_us > 0) std::printf("  (controller %.1f us, store %.1f us)", q.controller_us, q.store_us);
         std::printf("\n");
@@ -505,10 +527,10 @@ int io_bench_main(int argc, char** argv, int first) {
   doc.config.set("controller_threads", std::int64_t{ctl_threads}).set("lanes_per_warp", std::int64_t{lanes_per_warp});
   doc.config.set("file", file).set("ram", ram);
   doc.config.set("completion", completion_name(completion));
-  doc.config.set("profile_store", profile).set("h2d_copy_gbps", h2d);
+  doc.config.set("profile_store", profile).set("h2d_copy_gbps", h2d).set("d2h_copy_gbps", d2h);
   doc.save(out_path);
-  std::printf("device: %s\npinned host-to-device copy: %.1f GB/s\nresults: %s\n", description.c_str(), h2d,
-              out_path.c_str());
+  std::printf("device: %s\npinned copies: host-to-device %.1f GB/s, device-to-host %.1f GB/s\nresults: %s\n",
+              description.c_str(), h2d, d2h, out_path.c_str());
   return 0;
 }
 

@@ -109,6 +109,22 @@ class cache_handle {
     });
   }
 
+  // The lookup of a cache below another (host_tier.hpp), which reads nothing from storage:
+  // pins the line holding block `block` of `dev` if it holds the block's data (pinned); else
+  // says whether a line holds the block without usable data now (unsettled: being filled or
+  // written back, or its fill failed; acquire_line waits for it) or none does (absent).
+  enum class presence { pinned, absent, unsettled };
+  AGIO_HD presence acquire_present(std::uint32_t dev, std::uint64_t block, std::uint32_t& line) const {
+    const std::uint64_t tag = block_tag(dev, block);
+    const std::uint32_t found = find(tag);
+    if (found == no_line) return presence::absent;
+    if (!try_pin(found, tag)) return presence::unsettled;
+    policy.on_hit(state, found);
+    count_event(state, &cache_counters::hits);
+    line = found;
+    return presence::pinned;
+  }
+
   // Lets go of `pins` pins of `line` (one access's, or a group's that an array_reader took
   // together).
   AGIO_HD void unpin(std::uint32_t line, std::uint32_t pins = 1) const {

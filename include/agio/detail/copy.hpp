@@ -1,6 +1,6 @@
 #pragma once
-// Single-thread copy for staging write data: 16-byte words when both ends allow, else 4-byte
-// words (NVMe buffers are dword aligned), else bytes.
+// Single-thread copies: 16-byte words when both ends allow, else 4-byte words (NVMe buffers are
+// dword aligned), else bytes. (Lanes that copy together use warp::copy_each.)
 #include <cstdint>
 #include <type_traits>
 

@@ -192,6 +192,56 @@ AGIO_HD inline void sync([[maybe_unused]] const lane_group& g) {
 #endif
 }
 
+// Copies each lane's `bytes` from its `src` to its `dst`, every copy made by all the lanes of
+// `g` together, one after another: a lane alone has one load in flight at a time (the compiler
+// cannot tell its ends apart), a group as many as it has lanes, at no register cost to the
+// callers (a batched copy in each thread cost the cache's kernels their occupancy, copy.hpp).
+// `InFlight` 16-byte loads per lane go out before their stores, for copies over PCIe that a lane
+// may make alone (a host tier's lines), at that many registers' cost. A lane with nothing to
+// copy passes 0 bytes. Each copy uses 16-byte words when both its ends and its length allow,
+// else 4-byte words, else bytes. On return, every lane's stores happen before what any lane of
+// the group does next. On the host, memcpy.
+template <unsigned InFlight = 1>
+AGIO_HD inline void copy_each(const lane_group& g, void* dst, const void* src, std::uint32_t bytes) {
+#if defined(__CUDA_ARCH__)
+  const std::uint32_t lanes = count(g.mask);
+  const std::uint32_t me = rank(g);
+  for (std::uint32_t m = g.mask; m != 0; m &= m - 1) {
+    const unsigned owner = lowest_lane(m);
+    const std::uint64_t d = from_lane(g, reinterpret_cast<std::uint64_t>(dst), owner);
+    const std::uint64_t s = from_lane(g, reinterpret_cast<std::uint64_t>(src), owner);
+    const std::uint32_t n = from_lane(g, bytes, owner);
+    if (((d | s | n) & 15u) == 0) {
+      auto* dv = reinterpret_cast<uint4*>(d);
+      const auto* sv = reinterpret_cast<const uint4*>(s);
+      std::uint32_t i = me;
+      if constexpr (InFlight > 1) {
+        for (; i + (InFlight - 1) * lanes < n / 16; i += InFlight * lanes) {
+          uint4 v[InFlight];
+#pragma unroll
+          for (unsigned k = 0; k < InFlight; ++k) v[k] = sv[i + k * lanes];
+#pragma unroll
+          for (unsigned k = 0; k < InFlight; ++k) dv[i + k * lanes] = v[k];
+        }
+      }
+      for (; i < n / 16; i += lanes) dv[i] = sv[i];
+    } else if (((d | s | n) & 3u) == 0) {
+      for (std::uint32_t i = me; i < n / 4; i += lanes) {
+        reinterpret_cast<std::uint32_t*>(d)[i] = reinterpret_cast<const std::uint32_t*>(s)[i];
+      }
+    } else {
+      for (std::uint32_t i = me; i < n; i += lanes) {
+        reinterpret_cast<unsigned char*>(d)[i] = reinterpret_cast<const unsigned char*>(s)[i];
+      }
+    }
+  }
+  sync(g);
+#else
+  (void)g;
+  if (bytes != 0) __builtin_memcpy(dst, src, bytes);
+#endif
+}
+
 // Copies `bytes` with the whole warp on the device and memcpy on the host. Every lane of the
 // warp calls it with the same arguments. Both pointers must be dword aligned (NVMe buffers
 // are); 16-byte words are used when both ends allow. On return every lane's stores are

@@ -543,10 +543,11 @@ class basic_io_handle : public io::io_state {
       detail::store<detail::scope::system>(declared.address, reinterpret_cast<std::uint64_t>(buffer), detail::relaxed);
       detail::store<detail::scope::system>(declared.bytes, queue::declared_bytes(bytes), detail::relaxed);
     }
-    if (op == spec::opcode::write && qp.stage_writes != 0 && buffer != nullptr) {
-      detail::thread_copy(qp.bounce + std::uint64_t{slot} * qp.slot_bytes, buffer,
-                          bytes < qp.slot_bytes ? bytes : qp.slot_bytes);
-    }
+    // The lanes publishing together stage their writes' data together (a lane alone would have
+    // one load in flight). publish() below orders every lane's staging before its entry.
+    const bool stages = op == spec::opcode::write && qp.stage_writes != 0 && buffer != nullptr;
+    detail::warp::copy_each(publishers, qp.bounce + std::uint64_t{slot} * qp.slot_bytes, buffer,
+                            stages ? (bytes < qp.slot_bytes ? bytes : qp.slot_bytes) : 0);
     queue::write_entry(qp.sq[slot], cmd);
     queue::publish(qp, publishers, position);
   }

@@ -183,7 +183,8 @@ class runtime {
   bool running() const;
 
   // Runs `hook` at the start of stop(), while requests are still accepted: a cache writes its
-  // MODIFIED lines back there. Hooks run in the order added; an exception from one is rethrown
+  // MODIFIED lines back there. Hooks run last added first (a cache built above a host tier
+  // writes into the tier before the tier writes to storage); an exception from one is rethrown
   // by stop() once the runtime has stopped. Returns an id for remove_stop_hook.
   std::uint64_t add_stop_hook(std::function<void()> hook);
   void remove_stop_hook(std::uint64_t id);
@@ -210,8 +211,11 @@ class runtime {
   // Memory for I/O buffers, registered with the controller (like an IOMMU mapping). GPU
   // memory on the GPU backend; ordinary memory the CPU threads use on the CPU backend.
   void* allocate_device(std::size_t bytes);
-  // Pinned host memory the GPU can also reach; direct I/O target of the controller.
+  // Pinned host memory the GPU can also reach; direct I/O target of the controller. With
+  // `numa_node` >= 0 it is bound to that NUMA node (how memory of a CXL expander, a node
+  // without CPUs, is used); std::system_error if the node cannot take it.
   void* allocate_host(std::size_t bytes);
+  void* allocate_host(std::size_t bytes, int numa_node);
   void free(void* p);
   // Registers memory the caller allocated (cudaMalloc or pinned host memory).
   void register_memory(void* p, std::size_t bytes);

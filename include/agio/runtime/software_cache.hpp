@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -25,11 +26,17 @@
 
 #include "agio/cache/array_view.hpp"
 #include "agio/cache/cache.hpp"
+#include "agio/cache/host_tier.hpp"
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "agio/spec/status.hpp"
 
 namespace agio {
+
+// Where a cache's lines live: GPU memory, or pinned host memory the GPU reaches over PCIe (a
+// host tier, below a cache in GPU memory: cache/host_tier.hpp). Metadata is in GPU memory
+// either way.
+enum class cache_memory { device, host };
 
 struct cache_options {
   std::size_t bytes = std::size_t{64} << 20;  // rounded down to whole sets
@@ -37,6 +44,13 @@ struct cache_options {
   std::uint32_t ways = 8;                     // lines per set, unless the policy fixes it
   std::uint32_t share_slots = 1024;           // share table entries, with Shares = share_table (0: none)
   std::uint32_t write_back_attempts = 2;      // writes flush() issues for a line before it reports failure
+  cache_memory memory = cache_memory::device;
+  int numa_node = -1;  // with cache_memory::host: the NUMA node its lines are bound to (-1: none)
+};
+
+// How a cache in GPU memory uses the host tier below it.
+struct host_tier_options {
+  std::uint32_t added_latency_ns = 0;  // added to each access to the tier: emulates CXL memory (LMB: 190 ns)
 };
 
 // What software_cache::counters() reports (the device-side counts, read back).
@@ -152,6 +166,12 @@ struct flush_devices_job {
   }
 };
 
+// True for the I/O handle of a cache above a host tier (host_tier.hpp).
+template <class IO>
+inline constexpr bool is_tiered = requires {
+  typename IO::tier_handle;
+};
+
 }  // namespace cache
 
 template <class Policy, class Locks = cache::no_lock_chain, class Shares = cache::no_share_table, class IO = io_handle>
@@ -161,7 +181,39 @@ class software_cache {
 
   // Needs a started runtime whose completion mode matches IO (else std::logic_error). Every
   // device's LBA size must divide the line size.
-  software_cache(runtime& rt, cache_options options = {}) : rt_(rt) {
+  software_cache(runtime& rt, cache_options options = {}) requires(!cache::is_tiered<IO>) : rt_(rt) {
+    lay_out(options);
+  }
+
+  // A cache above a host tier: IO is cache::tiered_io<TierPolicy, Admission, I> and `tier` a
+  // cache of the same runtime, line size and I (made with cache_options::memory = host), which
+  // must outlive this one. Fills and write-backs of this cache go through the tier; flush()
+  // writes this cache's lines into the tier and then the tier's to storage.
+  template <class Tier>
+  software_cache(runtime& rt, Tier& tier, cache_options options = {},
+                 host_tier_options tier_options = {}) requires(cache::is_tiered<IO>)
+      : rt_(rt), flush_below_([&tier] { tier.flush(); }) {
+    if (tier.line_bytes() != options.line_bytes) {
+      throw std::invalid_argument("agio: a host tier's lines (" + std::to_string(tier.line_bytes()) +
+                                  " bytes) must be the size of the cache's above it (" +
+                                  std::to_string(options.line_bytes) + ")");
+    }
+    lay_out(options);
+    handle_.io.tier = tier.device();
+    handle_.io.added_latency_ns = tier_options.added_latency_ns;
+    using admission = typename IO::admission_policy;
+    const std::uint64_t words = admission::state_words(tier.line_count());
+    if (words != 0) {
+      auto* state = static_cast<std::uint64_t*>(take(words * sizeof(std::uint64_t)));
+      const std::vector<std::uint64_t> none(words, cache::no_tag);
+      rt_.copy_to_device(state, none.data(), words * sizeof(std::uint64_t));
+      handle_.io.admission.uses(state, words);
+    }
+  }
+
+ private:
+  void lay_out(const cache_options& options) {
+    runtime& rt = rt_;
     const auto devices = rt.devices();
     if (options.line_bytes == 0 || options.line_bytes % 512 != 0) {
       throw std::invalid_argument("agio: cache line size must be a multiple of 512 bytes");
@@ -185,7 +237,9 @@ class software_cache {
     c.set_count = static_cast<std::uint32_t>(sets);
     c.line_count = static_cast<std::uint32_t>(sets * ways);
     const std::size_t lines = c.line_count;
-    c.data = static_cast<std::byte*>(take(lines * c.line_bytes));
+    c.data = static_cast<std::byte*>(options.memory == cache_memory::host
+                                         ? take_host(lines * c.line_bytes, options.numa_node)
+                                         : take(lines * c.line_bytes));
     c.words = static_cast<std::uint32_t*>(take(lines * sizeof(std::uint32_t)));
     c.tags = static_cast<std::uint64_t*>(take(lines * sizeof(std::uint64_t)));
     c.fill_status = static_cast<std::uint32_t*>(take(lines * sizeof(std::uint32_t)));
@@ -210,19 +264,26 @@ class software_cache {
     const std::vector<std::uint64_t> unserved(c.set_count, cache::no_turn);
     rt_.copy_to_device(c.set_turns, unserved.data(), unserved.size() * sizeof(std::uint64_t));
     if constexpr (IO::waiters_retire) {
-      handle_.io = rt.waiting_io();
+      store_io(rt.waiting_io());
     } else {
-      handle_.io = rt.io();
+      store_io(rt.io());
     }
     handle_.wait_timeout_ns = handle_.io.wait_timeout_ns;
     // Writes are refused from the start of stop(): one that got in first is written back by
-    // this flush; one after it would reach no storage.
+    // this flush; one after it would reach no storage. Above a host tier, the tier's own hook
+    // runs next (hooks run last added first) and writes what this one wrote into it.
     stop_hook_ = rt_.add_stop_hook([this] {
       run_job(rt_, 1, cache::close_job<Policy, Locks, Shares, IO>{handle_});
       write_back(true);
     });
   }
+  // The runtime's handle of the stores: all of IO, or the part below a host tier.
+  template <class Store>
+  void store_io(const Store& io) {
+    static_cast<Store&>(handle_.io) = io;
+  }
 
+ public:
   ~software_cache() {
     rt_.remove_stop_hook(stop_hook_);
     if (rt_.running()) {
@@ -309,6 +370,11 @@ class software_cache {
     allocations_.push_back(p);
     return p;
   }
+  void* take_host(std::size_t bytes, int numa_node) {
+    void* p = rt_.allocate_host(bytes, numa_node);
+    allocations_.push_back(p);
+    return p;
+  }
 
   void write_back(bool closing) {
     const std::uint32_t threads = std::min<std::uint32_t>(line_count(), gpu() ? 4096 : 4);
@@ -324,8 +390,13 @@ class software_cache {
     } catch (const io_error&) {
       failed = std::current_exception();
     }
-    const std::uint32_t devices = static_cast<std::uint32_t>(rt_.devices().size());
-    run_checked(devices, cache::flush_devices_job<IO>{handle_.io, failure_}, "flushing devices");
+    if (flush_below_) {
+      // At stop the tier's own hook writes it back next; a flush writes it back now.
+      if (!closing) flush_below_();
+    } else {
+      const std::uint32_t devices = static_cast<std::uint32_t>(rt_.devices().size());
+      run_checked(devices, cache::flush_devices_job<IO>{handle_.io, failure_}, "flushing devices");
+    }
     if (failed) std::rethrow_exception(failed);
   }
 
@@ -364,6 +435,7 @@ class software_cache {
   }
 
   runtime& rt_;
+  std::function<void()> flush_below_;  // a host tier's flush(), below this cache
   handle handle_{};
   std::uint32_t* failure_ = nullptr;
   std::uint32_t* failed_line_ = nullptr;
