@@ -24,13 +24,13 @@ int main(int argc, char** argv) {
                 "       [--out FILE]",
        "async vs sync I/O in one block as computation grows (AGILE Figure 4)", agio::bench::overlap_main},
       {"dlrm",
-       common +
-           " [--configs 1,2,3] [--batch N] [--batches N] [--reps R]\n"
-           "       [--modes async,sync,bam_style,cpu_pipeline[,cufile,async_host_tier,sync_host_tier]]\n"
-           "       [--experiments configs,batch,queues,cache] [--batch-sizes ...] [--queue-pair-sweep ...]\n"
-           "       [--cache-mib-sweep ...] [--cache-mib M] [--host-tier-mib M] [--host-tier-latency-ns N] [--warm]\n"
-           "       [--store URI] [--queue-pairs N] [--queue-depth N] [--dim D] [--vocab-scale S] [--vocab-cap N]\n"
-           "       [--alpha A] [--criteo FILE] [--out FILE]",
+       common + " [--configs 1,2,3] [--batch N] [--batches N] [--reps R]\n"
+                "       [--modes async,sync,bam_style,cpu_pipeline[,cufile,async_host_tier,sync_host_tier]]\n"
+                "       [--experiments configs,batch,queues,cache] [--batch-sizes ...] [--queue-pair-sweep ...]\n"
+                "       [--cache-mib-sweep ...] [--cache-mib M] [--host-tier-mib M] [--host-tier-latency-ns N]\n"
+                "       [--host-tier-admission always|on_reuse] [--warm]\n"
+                "       [--store URI] [--queue-pairs N] [--queue-depth N] [--dim D] [--vocab-scale S] [--vocab-cap N]\n"
+                "       [--alpha A] [--criteo FILE] [--out FILE]",
        "DLRM inference with embedding tables on storage (AGILE Figures 7-10)", agio::bench::dlrm_main},
       {"graphs",
        common + " [--graphs kron,uniform] [--kernels bfs,spmv,cc] [--models async,bam_style]\n"

@@ -3,10 +3,12 @@
 // a line together) from:
 //   hbm:           the data in GPU memory (LMB's "Ideal": everything in the fastest memory);
 //   pinned:        the data in pinned host memory, read by the warps over PCIe: the physical
-//                  floor of a host-tier hit;
+//                  floor of a host-tier hit; pinned_one_lane: the same read by one lane of each
+//                  warp, as a tier hit's copy is made when one lane missed;
 //   host_tier:     a GPU cache of --cache-mib above a host tier that holds every block
 //                  (preloaded): nearly every access misses the GPU cache and hits the tier;
 //   host_tier_cxl: the same with --cxl-ns added to each access to the tier (LMB's CXL memory);
+//   tier_in_gpu_memory: the same with the tier's lines in GPU memory: its bookkeeping alone;
 //   two_tiers:     the same GPU cache straight above the store (LMB's SSD only).
 // Then the admission policies, always and on reuse, with a tier a quarter of the data: on a
 // skewed trace, and on the skewed trace again after a scan of every block (a scan must not
@@ -47,6 +49,28 @@ struct memory_lines {
   AGIO_HD double sum(std::uint64_t block, std::uint32_t lane, std::uint32_t lanes, status&) const {
     double s = 0;
     for (std::uint32_t k = lane; k < floats_per_line; k += lanes) s += data[block * floats_per_line + k];
+    return s;
+  }
+};
+
+struct alignas(16) four_floats {
+  float x, y, z, w;
+};
+
+// The same memory read by one lane of the warp alone, eight 16-byte loads in flight, as a
+// host-tier hit's copy is made when one lane missed: what such a copy can reach.
+struct lone_lane_lines {
+  const float* data;
+  AGIO_HD double sum(std::uint64_t block, std::uint32_t lane, std::uint32_t, status&) const {
+    if (lane != 0) return 0;
+    const auto* v = reinterpret_cast<const four_floats*>(data + block * floats_per_line);
+    double s = 0;
+    constexpr std::uint32_t in_flight = 8;
+    for (std::uint32_t i = 0; i < floats_per_line / 4; i += in_flight) {
+      four_floats x[in_flight];
+      for (std::uint32_t k = 0; k < in_flight; ++k) x[k] = v[i + k];
+      for (std::uint32_t k = 0; k < in_flight; ++k) s += double{x[k].x} + x[k].y + x[k].z + x[k].w;
+    }
     return s;
   }
 };
@@ -217,14 +241,21 @@ void bench_tiers(context& c, const sizes& z, const std::vector<float>& data, con
   auto* pinned = static_cast<float*>(c.rt.allocate_host(bytes));
   std::memcpy(pinned, data.data(), bytes);
   c.rows.push_back(measure(c, "tiers", "pinned", memory_lines{pinned}, uniform));
+  c.rows.push_back(measure(c, "tiers", "pinned_one_lane", lone_lane_lines{pinned}, uniform));
   c.rt.free(pinned);
-  {
-    plain_cache tier(c.rt, in_host_memory(z.tier_bytes));
+  // The tier in host memory, with and without CXL's latency; then its lines in GPU memory: the
+  // tier's bookkeeping without the copy over PCIe.
+  for (const cache_memory memory : {cache_memory::host, cache_memory::device}) {
+    cache_options tier_options = in_host_memory(z.tier_bytes);
+    tier_options.memory = memory;
+    plain_cache tier(c.rt, tier_options);
     tier.preload(0, 0, z.blocks);
-    for (const std::uint32_t ns : {0u, z.cxl_ns}) {
+    const bool in_host = memory == cache_memory::host;
+    for (const std::uint32_t ns : in_host ? std::vector<std::uint32_t>{0, z.cxl_ns} : std::vector<std::uint32_t>{0}) {
       const cache_above<cache::admit_always> above(c.rt, tier, {z.cache_bytes, block_bytes, 8}, host_tier_options{ns});
       tier.reset_counters();
-      row r = measure(c, "tiers", ns == 0 ? "host_tier" : "host_tier_cxl", through(above), uniform);
+      const std::string mode = !in_host ? "tier_in_gpu_memory" : ns == 0 ? "host_tier" : "host_tier_cxl";
+      row r = measure(c, "tiers", mode, through(above), uniform);
       r.cache_hit_rate = above.counters().hit_rate();
       r.tier_hit_rate = tier.counters().hit_rate();
       c.rows.push_back(r);
@@ -318,7 +349,7 @@ int host_tier_main(int argc, char** argv, int first) {
   const trace_on_device scan = make_trace(*rt, warps, scan_blocks);
 
   std::vector<row> rows;
-  progress bar((wants("tiers") ? 5 : 0) + (wants("admission") ? 4 : 0));
+  progress bar((wants("tiers") ? 7 : 0) + (wants("admission") ? 4 : 0));
   auto* partial = static_cast<double*>(rt->allocate_device(threads * sizeof(double)));
   auto* failure = static_cast<std::uint32_t*>(rt->allocate_device(sizeof(std::uint32_t)));
   context c{*rt, warps, threads, reps, partial, failure, bar, rows};
@@ -329,18 +360,19 @@ int host_tier_main(int argc, char** argv, int first) {
   }
 
   result_document doc;
-  std::printf("%-18s %-14s %10s %11s %9s %9s %9s %14s %s\n", "experiment", "mode", "time_ms", "M_lines/s", "GB/s",
+  std::printf("%-18s %-18s %10s %11s %9s %9s %9s %14s %s\n", "experiment", "mode", "time_ms", "M_lines/s", "GB/s",
               "gpu_hits", "tier_hits", "store_cmds/run", "check");
   bool all_ok = true;
-  double pinned = 0, host_tier = 0, two_tiers = 0;
+  double pinned = 0, one_lane = 0, host_tier = 0, two_tiers = 0;
   for (const row& r : rows) {
     const double rate = static_cast<double>(r.accesses) / r.seconds;
     all_ok = all_ok && r.ok;
     if (r.mode == "pinned") pinned = r.seconds;
+    if (r.mode == "pinned_one_lane") one_lane = r.seconds;
     if (r.mode == "host_tier") host_tier = r.seconds;
     if (r.mode == "two_tiers") two_tiers = r.seconds;
     const auto rate_or_dash = [](double v) { return v >= 0 ? std::to_string(v).substr(0, 6) : std::string("-"); };
-    std::printf("%-18s %-14s %10.3f %11.3f %9.2f %9s %9s %14llu %s\n", r.experiment.c_str(), r.mode.c_str(),
+    std::printf("%-18s %-18s %10.3f %11.3f %9.2f %9s %9s %14llu %s\n", r.experiment.c_str(), r.mode.c_str(),
                 r.seconds * 1e3, rate / 1e6, rate * block_bytes / 1e9, rate_or_dash(r.cache_hit_rate).c_str(),
                 rate_or_dash(r.tier_hit_rate).c_str(), static_cast<unsigned long long>(r.store_commands),
                 r.ok ? "ok" : "FAILED");
@@ -354,8 +386,10 @@ int host_tier_main(int argc, char** argv, int first) {
     doc.points.push_back(o);
   }
   if (pinned > 0 && host_tier > 0) {
-    std::printf("host-tier access / pinned read by a warp: %.2fx (target <= 1.5x); two tiers / three: %.2fx\n",
-                host_tier / pinned, two_tiers / host_tier);
+    std::printf(
+        "host-tier access / pinned read by a warp: %.2fx (target <= 1.5x), by one lane: %.2fx; "
+        "two tiers / three: %.2fx\n",
+        host_tier / pinned, host_tier / one_lane, two_tiers / host_tier);
   }
   doc.set_header("host_tier", rt->describe(), argc, argv);
   doc.config.set("store", uri).set("store_kind", std::string("ram: store with the agile-ssd profile: emulated SSD"));

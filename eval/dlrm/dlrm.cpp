@@ -53,8 +53,9 @@ using cache_for = software_cache<policy, cache::no_lock_chain, cache::no_share_t
 template <class IO>
 using handle_for = typename cache_for<IO>::handle;
 // The cache above a host tier (three tiers: GPU memory, pinned host memory, the stores).
-using tiered_cache = software_cache<policy, cache::no_lock_chain, cache::no_share_table,
-                                    cache::tiered_io<policy, cache::admit_always, io_handle>>;
+template <class Admission>
+using tiered_cache =
+    software_cache<policy, cache::no_lock_chain, cache::no_share_table, cache::tiered_io<policy, Admission, io_handle>>;
 
 // --- Where jobs and network run: two streams on the GPU, the calling thread on the CPU -------
 
@@ -166,6 +167,7 @@ struct settings {
   std::uint64_t cache_bytes;
   std::uint64_t host_tier_bytes;       // the host tier of the *_host_tier modes
   std::uint32_t host_tier_latency_ns;  // added to each of its accesses (emulated CXL)
+  std::string host_tier_admission;     // "always" or "on_reuse" (cache/host_tier.hpp)
   bool warm;                           // async and sync modes timed after an untimed run
   double alpha;
   std::uint64_t seed;
@@ -327,13 +329,15 @@ mode_run run_agio(executor& ex, runtime& rt, device_point& p, const table_layout
   return run_through(ex, rt, p, layout, model, cache, warm);
 }
 
-// The same above an empty host tier of `s.host_tier_bytes`.
+// The same above an empty host tier of `s.host_tier_bytes`, admitting blocks by `Admission`.
+template <class Admission>
 mode_run run_agio_above_host_tier(executor& ex, runtime& rt, device_point& p, const table_layout& layout,
                                   io_model model, std::uint64_t cache_bytes, const settings& s) {
   cache_options below{s.host_tier_bytes, block_bytes, 8};
   below.memory = cache_memory::host;
   cache_for<io_handle> tier(rt, below);
-  tiered_cache cache(rt, tier, cache_options{cache_bytes, block_bytes, 8}, host_tier_options{s.host_tier_latency_ns});
+  tiered_cache<Admission> cache(rt, tier, cache_options{cache_bytes, block_bytes, 8},
+                                host_tier_options{s.host_tier_latency_ns});
   mode_run r = run_through(ex, rt, p, layout, model, cache, s.warm);
   r.host_tier_hit_rate = tier.counters().hit_rate();
   return r;
@@ -605,7 +609,10 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
         if (s.wants(tiered)) {
           std::vector<mode_run> runs;
           for (std::uint32_t k = 0; k < s.reps; ++k)
-            runs.push_back(run_agio_above_host_tier(ex, *rt, p, layout, m, specs[i].cache_bytes, s));
+            runs.push_back(
+                s.host_tier_admission == "on_reuse"
+                    ? run_agio_above_host_tier<cache::admit_on_reuse>(ex, *rt, p, layout, m, specs[i].cache_bytes, s)
+                    : run_agio_above_host_tier<cache::admit_always>(ex, *rt, p, layout, m, specs[i].cache_bytes, s));
           record(i, tiered, runs);
         }
       }
@@ -705,6 +712,7 @@ dlrm_options parse_options(const options& opt) {
   s.cache_bytes = opt.whole<std::uint64_t>("cache-mib", small ? 64 : 2048) << 20;
   s.host_tier_bytes = opt.whole<std::uint64_t>("host-tier-mib", small ? 256 : 8192) << 20;
   s.host_tier_latency_ns = opt.whole<std::uint32_t>("host-tier-latency-ns", 0);
+  s.host_tier_admission = opt.get("host-tier-admission", "always");
   s.warm = opt.flag("warm");
   s.alpha = opt.number("alpha", 1.05);
   s.seed = opt.whole<std::uint64_t>("seed", 11);
@@ -726,6 +734,9 @@ dlrm_options parse_options(const options& opt) {
   s.stores = opt.list("store", "");  // default: `--devices` emulated SSDs, sized in make_plan
   opt.reject_unknown();
   if (o.devices == 0) throw std::invalid_argument("--devices is at least 1");
+  if (s.host_tier_admission != "always" && s.host_tier_admission != "on_reuse") {
+    throw std::invalid_argument("--host-tier-admission is always or on_reuse");
+  }
   if (o.bam_mover != "copy_engine" && o.bam_mover != "gpu_warps") {
     throw std::invalid_argument("--bam-mover is copy_engine or gpu_warps");
   }
@@ -880,7 +891,8 @@ int report(const dlrm_options& o, const dlrm_plan& p, const measured& m, int arg
   doc.config.set("warm", s.warm);
   if (s.wants("async_host_tier") || s.wants("sync_host_tier")) {
     doc.config.set("host_tier_bytes", static_cast<std::int64_t>(s.host_tier_bytes))
-        .set("host_tier_latency_ns", std::int64_t{s.host_tier_latency_ns});
+        .set("host_tier_latency_ns", std::int64_t{s.host_tier_latency_ns})
+        .set("host_tier_admission", s.host_tier_admission);
   }
   doc.config.set("tables", std::int64_t{p.layout.tables()})
       .set("table_bytes", static_cast<std::int64_t>(p.layout.bytes()));
