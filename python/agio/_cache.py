@@ -21,7 +21,17 @@ class Cache:
 
     Arrays made with cache=cache share its lines, its counters and its flush(); agio.gather,
     agio.scatter and agio.prefetch cover all of them in one job. Runtime.stop writes it back
-    and closes it."""
+    and closes it.
+
+    With `host_tier_bytes`, a host tier (docs/CACHE.md) of that many bytes of pinned host
+    memory sits below the cache, with the same policy and line size: the cache's misses are
+    served from it without a round trip to storage's controller, its write-backs go into it,
+    and flush() writes both out. `host_tier_admission` says which blocks it takes on a miss:
+    "always", or "on_reuse" (a block's second miss, so that a scan passes by);
+    `host_tier_numa_node` binds its memory to a NUMA node (a CXL expander's, for one; -1: none);
+    `host_tier_latency_ns` adds that many nanoseconds to each of its accesses (emulating CXL
+    memory). It needs a runtime whose completions a service retires (completion "on_demand",
+    the default, or "service")."""
 
     def __init__(
         self,
@@ -30,12 +40,27 @@ class Cache:
         policy: str = "clock",
         line_bytes: int = 4096,
         ways: int = 8,
+        host_tier_bytes: int = 0,
+        host_tier_admission: str = "always",
+        host_tier_numa_node: int = -1,
+        host_tier_latency_ns: int = 0,
     ):
         if not isinstance(runtime, Runtime):
             raise TypeError(f"agio.Cache: runtime must be an agio.Runtime, not {type(runtime).__name__}")
         self.runtime = runtime  # the cache lives in the runtime's memory: keep the runtime alive
         self.cache_bytes, self.policy, self.line_bytes, self.ways = cache_bytes, policy, line_bytes, ways
-        self._core = _agio.Cache(runtime._live(), policy, cache_bytes, line_bytes, ways)
+        self.host_tier_bytes = host_tier_bytes
+        self._core = _agio.Cache(
+            runtime._live(),
+            policy,
+            cache_bytes,
+            line_bytes,
+            ways,
+            host_tier_bytes,
+            host_tier_admission,
+            host_tier_numa_node,
+            host_tier_latency_ns,
+        )
         runtime._caches.add(self)
 
     def flush(self) -> None:
@@ -49,7 +74,13 @@ class Cache:
         fill_failures, write_back_failures."""
         return self._live().counters()
 
+    def host_tier_counters(self) -> dict | None:
+        """The host tier's counts (the same keys as counters(): its hits are the cache's misses
+        it served), or None without a host tier."""
+        return self._live().host_tier_counters()
+
     def reset_counters(self) -> None:
+        """Zeroes the counts, the host tier's too."""
         self._live().reset_counters()
 
     def close(self) -> None:

@@ -14,6 +14,14 @@
 
 namespace agio::python {
 
+// The host tier below a cache (agio/cache/host_tier.hpp); none when `bytes` is 0.
+struct host_tier_settings {
+  std::size_t bytes = 0;
+  std::string admission = "always";  // or "on_reuse"
+  int numa_node = -1;
+  std::uint32_t added_latency_ns = 0;
+};
+
 class array_cache {
  public:
   virtual ~array_cache() = default;
@@ -30,14 +38,23 @@ class array_cache {
   virtual void flush() = 0;
   virtual cache_counters counters() const = 0;
   virtual void reset_counters() = 0;
+  // The host tier's counts (zeros without one).
+  virtual cache_counters host_tier_counters() const = 0;
 };
 
 // The cache of `Policy` whose device code uses handle type `IO` (io_handle or waiting_io_handle).
 template <class Policy, class IO>
 std::unique_ptr<array_cache> make_array_cache_of(runtime& rt, const cache_options& options);
+// The same above a host tier of `Policy` that admits blocks by `Admission`, with a completion
+// service (io_handle).
+template <class Policy, class Admission>
+std::unique_ptr<array_cache> make_tiered_array_cache_of(runtime& rt, const cache_options& options,
+                                                        const host_tier_settings& tier);
 
 // The cache of the policy named `policy` ("clock", "lfu_da", "s3_fifo", "direct_mapped") for the
-// runtime's completion mode; std::invalid_argument for another name.
-std::unique_ptr<array_cache> make_array_cache(runtime& rt, const std::string& policy, const cache_options& options);
+// runtime's completion mode, above a host tier when `tier.bytes` is not 0 (not with waiters
+// retiring completions); std::invalid_argument for another name or admission.
+std::unique_ptr<array_cache> make_array_cache(runtime& rt, const std::string& policy, const cache_options& options,
+                                              const host_tier_settings& tier = {});
 
 }  // namespace agio::python

@@ -37,7 +37,8 @@ struct segment_arguments {
 class shared_cache {
  public:
   shared_cache(nb::object core_object, const std::string& policy, std::size_t cache_bytes, std::uint32_t line_bytes,
-               std::uint32_t ways)
+               std::uint32_t ways, std::size_t host_tier_bytes, const std::string& host_tier_admission,
+               int host_tier_numa_node, std::uint32_t host_tier_latency_ns)
       : core_object_(std::move(core_object)), core_(nb::cast<core*>(core_object_)) {
     runtime& rt = core_->rt();
     if (!rt.running()) throw std::logic_error("agio: a Cache needs a started runtime");
@@ -45,8 +46,10 @@ class shared_cache {
     options.bytes = cache_bytes;
     options.line_bytes = line_bytes;
     options.ways = ways;
+    const host_tier_settings tier{host_tier_bytes, host_tier_admission, host_tier_numa_node, host_tier_latency_ns};
+    has_tier_ = host_tier_bytes != 0;
     nb::gil_scoped_release unlocked;
-    cache_ = make_array_cache(rt, policy, options);
+    cache_ = make_array_cache(rt, policy, options, tier);
     failure_ = static_cast<cache::row_failure*>(rt.allocate_device(sizeof(cache::row_failure)));
   }
   ~shared_cache() { free_cache(); }  // no call can be running: Python holds no reference
@@ -74,17 +77,14 @@ class shared_cache {
   nb::dict counters() {
     const auto held = hold();
     live();
-    const cache_counters c = cache_->counters();
-    nb::dict out;
-    out["hits"] = c.hits;
-    out["misses"] = c.misses;
-    out["hits_on_busy"] = c.hits_on_busy;
-    out["coalesced_in_warp"] = c.coalesced_in_warp;
-    out["evictions"] = c.evictions;
-    out["write_backs"] = c.write_backs;
-    out["fill_failures"] = c.fill_failures;
-    out["write_back_failures"] = c.write_back_failures;
-    return out;
+    return as_dict(cache_->counters());
+  }
+  // The host tier's counts, or None without a tier.
+  nb::object host_tier_counters() {
+    const auto held = hold();
+    live();
+    if (!has_tier_) return nb::none();
+    return as_dict(cache_->host_tier_counters());
   }
   void reset_counters() {
     const auto held = hold();
@@ -105,6 +105,19 @@ class shared_cache {
   bool closed() const { return !cache_; }
 
  private:
+  static nb::dict as_dict(const cache_counters& c) {
+    nb::dict out;
+    out["hits"] = c.hits;
+    out["misses"] = c.misses;
+    out["hits_on_busy"] = c.hits_on_busy;
+    out["coalesced_in_warp"] = c.coalesced_in_warp;
+    out["evictions"] = c.evictions;
+    out["write_backs"] = c.write_backs;
+    out["fill_failures"] = c.fill_failures;
+    out["write_back_failures"] = c.write_back_failures;
+    return out;
+  }
+
   void free_cache() {
     if (!cache_) return;
     runtime& rt = core_->rt();
@@ -238,6 +251,7 @@ class shared_cache {
   nb::object core_object_;  // keeps the runtime alive as long as the cache needs it
   core* core_;
   std::unique_ptr<array_cache> cache_;
+  bool has_tier_ = false;
   cache::row_failure* failure_ = nullptr;
   std::vector<device_scratch> indices_;  // one for each segment of the largest call so far
   device_scratch segments_;
@@ -248,12 +262,14 @@ class shared_cache {
 
 void bind_cache(nb::module_& m) {
   nb::class_<shared_cache>(m, "Cache")
-      .def(nb::init<nb::object, const std::string&, std::size_t, std::uint32_t, std::uint32_t>())
+      .def(nb::init<nb::object, const std::string&, std::size_t, std::uint32_t, std::uint32_t, std::size_t,
+                    const std::string&, int, std::uint32_t>())
       .def("gather", &shared_cache::gather)
       .def("scatter", &shared_cache::scatter)
       .def("prefetch", &shared_cache::prefetch)
       .def("flush", &shared_cache::flush)
       .def("counters", &shared_cache::counters)
+      .def("host_tier_counters", &shared_cache::host_tier_counters)
       .def("reset_counters", &shared_cache::reset_counters)
       .def("close", &shared_cache::close)
       .def("closed", &shared_cache::closed);

@@ -224,3 +224,42 @@ def test_storage_failure_in_the_second_pair_raises_io_error(backend, arrays):
         assert raised.value.device == 0 and raised.value.lba == 3 and raised.value.opcode == "read"
         # The rows outside the failing line still read.
         agio.gather([(one, arrays.put(np.arange(10))), (two, arrays.put(np.arange(0, 5)))])
+
+
+def test_a_host_tier_serves_the_second_pass_and_both_levels_reach_storage(backend, arrays, tmp_path):
+    """A 64 KiB cache above a 16 MiB host tier: a second gather of every row misses the cache
+    again and the tier serves those misses; a scatter then reaches storage through both levels
+    on flush() and is what a fresh runtime reads."""
+    path = tmp_path / "tables.bin"
+    rng = np.random.default_rng(11)
+    with agio.Runtime(backend=backend, devices=[f"file:{path}?create=16M"]) as rt:
+        cache = agio.Cache(rt, cache_bytes=64 * 1024, ways=4, host_tier_bytes=16 << 20)
+        assert agio.Cache(rt).host_tier_counters() is None
+        data, arrs = three_arrays(rt, cache)
+        everything = [arrays.put(np.arange(len(a))) for a in arrs]
+        for _ in range(2):
+            for k, a in enumerate(arrs):
+                np.testing.assert_array_equal(arrays.get(a.gather(everything[k])), data[k])
+        tier = cache.host_tier_counters()
+        assert tier["hits"] > 0 and tier["hits"] >= tier["misses"]
+        index = rng.permutation(len(arrs[2]))[:500]
+        values = rng.integers(0, 255, size=(500, 5000)).astype(np.uint8)
+        arrs[2].scatter(arrays.put(index), arrays.put(values))
+        data[2][index] = values
+        cache.flush()
+        _, shape, offset = TABLES[2][0], TABLES[2][1], TABLES[2][2]
+        np.testing.assert_array_equal(storage_bytes(rt, offset, data[2].nbytes).reshape(shape), data[2])
+        cache.reset_counters()
+        assert cache.host_tier_counters()["hits"] == 0
+    with agio.Runtime(backend=backend, devices=[f"file:{path}"]) as rt:
+        fresh = arrays_on(rt, agio.Cache(rt, host_tier_bytes=1 << 20, host_tier_admission="on_reuse"))
+        np.testing.assert_array_equal(arrays.get(fresh[2].gather(arrays.put(index))), values)
+
+
+def test_a_host_tier_refuses_what_it_cannot_do(backend):
+    with agio.Runtime(backend=backend, devices=["ram:1M"]) as rt:
+        with pytest.raises(ValueError, match="host_tier_admission must be 'always' or 'on_reuse'"):
+            agio.Cache(rt, host_tier_bytes=1 << 20, host_tier_admission="sometimes")
+    with agio.Runtime(backend=backend, completion="waiters", devices=["ram:1M"]) as rt:
+        with pytest.raises(ValueError, match="a host tier needs a runtime whose completions a service retires"):
+            agio.Cache(rt, host_tier_bytes=1 << 20)

@@ -1,0 +1,10 @@
+// The array caches of policy clock above a host tier, for device code using io_handle.
+#include "agio/cache/policies/clock.hpp"
+#include "array_cache_impl.hpp"
+
+namespace agio::python {
+template std::unique_ptr<array_cache> make_tiered_array_cache_of<cache::clock, cache::admit_always>(
+    runtime&, const cache_options&, const host_tier_settings&);
+template std::unique_ptr<array_cache> make_tiered_array_cache_of<cache::clock, cache::admit_on_reuse>(
+    runtime&, const cache_options&, const host_tier_settings&);
+}  // namespace agio::python
