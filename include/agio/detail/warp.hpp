@@ -192,15 +192,49 @@ AGIO_HD inline void sync([[maybe_unused]] const lane_group& g) {
 #endif
 }
 
+#if defined(__CUDA_ARCH__)
+// Copies `bytes` from `src` to `dst` with `lanes` lanes, the caller being lane `me` of them
+// (every one calls it with the same ends): 16-byte words when both ends and the length allow,
+// `InFlight` loads per lane out before their stores, else 4-byte words, else bytes. The two
+// copies below are made of it.
+template <unsigned InFlight>
+__device__ inline void copy_range(std::uint64_t dst, std::uint64_t src, std::uint32_t bytes, std::uint32_t me,
+                                  std::uint32_t lanes) {
+  if (((dst | src | bytes) & 15u) == 0) {
+    auto* dv = reinterpret_cast<uint4*>(dst);
+    const auto* sv = reinterpret_cast<const uint4*>(src);
+    const std::uint32_t n = bytes / 16;
+    std::uint32_t i = me;
+    if constexpr (InFlight > 1) {
+      for (; i + (InFlight - 1) * lanes < n; i += InFlight * lanes) {
+        uint4 v[InFlight];
+#pragma unroll
+        for (unsigned k = 0; k < InFlight; ++k) v[k] = sv[i + k * lanes];
+#pragma unroll
+        for (unsigned k = 0; k < InFlight; ++k) dv[i + k * lanes] = v[k];
+      }
+    }
+    for (; i < n; i += lanes) dv[i] = sv[i];
+  } else if (((dst | src | bytes) & 3u) == 0) {
+    for (std::uint32_t i = me; i < bytes / 4; i += lanes) {
+      reinterpret_cast<std::uint32_t*>(dst)[i] = reinterpret_cast<const std::uint32_t*>(src)[i];
+    }
+  } else {
+    for (std::uint32_t i = me; i < bytes; i += lanes) {
+      reinterpret_cast<unsigned char*>(dst)[i] = reinterpret_cast<const unsigned char*>(src)[i];
+    }
+  }
+}
+#endif
+
 // Copies each lane's `bytes` from its `src` to its `dst`, every copy made by all the lanes of
 // `g` together, one after another: a lane alone has one load in flight at a time (the compiler
 // cannot tell its ends apart), a group as many as it has lanes, at no register cost to the
 // callers (a batched copy in each thread cost the cache's kernels their occupancy, copy.hpp).
 // `InFlight` 16-byte loads per lane go out before their stores, for copies over PCIe that a lane
 // may make alone (a host tier's lines), at that many registers' cost. A lane with nothing to
-// copy passes 0 bytes. Each copy uses 16-byte words when both its ends and its length allow,
-// else 4-byte words, else bytes. On return, every lane's stores happen before what any lane of
-// the group does next. On the host, memcpy.
+// copy passes 0 bytes. On return, every lane's stores happen before what any lane of the group
+// does next. On the host, memcpy.
 template <unsigned InFlight = 1>
 AGIO_HD inline void copy_each(const lane_group& g, void* dst, const void* src, std::uint32_t bytes) {
 #if defined(__CUDA_ARCH__)
@@ -208,32 +242,9 @@ AGIO_HD inline void copy_each(const lane_group& g, void* dst, const void* src, s
   const std::uint32_t me = rank(g);
   for (std::uint32_t m = g.mask; m != 0; m &= m - 1) {
     const unsigned owner = lowest_lane(m);
-    const std::uint64_t d = from_lane(g, reinterpret_cast<std::uint64_t>(dst), owner);
-    const std::uint64_t s = from_lane(g, reinterpret_cast<std::uint64_t>(src), owner);
-    const std::uint32_t n = from_lane(g, bytes, owner);
-    if (((d | s | n) & 15u) == 0) {
-      auto* dv = reinterpret_cast<uint4*>(d);
-      const auto* sv = reinterpret_cast<const uint4*>(s);
-      std::uint32_t i = me;
-      if constexpr (InFlight > 1) {
-        for (; i + (InFlight - 1) * lanes < n / 16; i += InFlight * lanes) {
-          uint4 v[InFlight];
-#pragma unroll
-          for (unsigned k = 0; k < InFlight; ++k) v[k] = sv[i + k * lanes];
-#pragma unroll
-          for (unsigned k = 0; k < InFlight; ++k) dv[i + k * lanes] = v[k];
-        }
-      }
-      for (; i < n / 16; i += lanes) dv[i] = sv[i];
-    } else if (((d | s | n) & 3u) == 0) {
-      for (std::uint32_t i = me; i < n / 4; i += lanes) {
-        reinterpret_cast<std::uint32_t*>(d)[i] = reinterpret_cast<const std::uint32_t*>(s)[i];
-      }
-    } else {
-      for (std::uint32_t i = me; i < n; i += lanes) {
-        reinterpret_cast<unsigned char*>(d)[i] = reinterpret_cast<const unsigned char*>(s)[i];
-      }
-    }
+    copy_range<InFlight>(from_lane(g, reinterpret_cast<std::uint64_t>(dst), owner),
+                         from_lane(g, reinterpret_cast<std::uint64_t>(src), owner), from_lane(g, bytes, owner), me,
+                         lanes);
   }
   sync(g);
 #else
@@ -244,34 +255,12 @@ AGIO_HD inline void copy_each(const lane_group& g, void* dst, const void* src, s
 
 // Copies `bytes` with the whole warp on the device and memcpy on the host. Every lane of the
 // warp calls it with the same arguments. Both pointers must be dword aligned (NVMe buffers
-// are); 16-byte words are used when both ends allow. On return every lane's stores are
-// visible device-wide, so one lane may publish the copy's completion.
+// are); 16-byte words are used when both ends allow, eight loads per lane in flight before the
+// first store to hide the PCIe latency of mapped pinned memory. On return every lane's stores
+// are visible device-wide, so one lane may publish the copy's completion.
 AGIO_HD inline void copy(void* dst, const void* src, std::uint32_t bytes) {
 #if defined(__CUDA_ARCH__)
-  const unsigned lane = lane_id();
-  const auto d = reinterpret_cast<std::uintptr_t>(dst);
-  const auto s = reinterpret_cast<std::uintptr_t>(src);
-  if (((d | s | bytes) & 15u) == 0) {
-    auto* dv = static_cast<uint4*>(dst);
-    const auto* sv = static_cast<const uint4*>(src);
-    const std::uint32_t n = bytes / 16;
-    // Eight independent loads per lane in flight before the first store hide the PCIe latency
-    // of mapped pinned memory.
-    constexpr unsigned unroll = 8;
-    std::uint32_t i = lane;
-    for (; i + (unroll - 1) * size < n; i += unroll * size) {
-      uint4 v[unroll];
-#pragma unroll
-      for (unsigned k = 0; k < unroll; ++k) v[k] = sv[i + k * size];
-#pragma unroll
-      for (unsigned k = 0; k < unroll; ++k) dv[i + k * size] = v[k];
-    }
-    for (; i < n; i += size) dv[i] = sv[i];
-  } else {
-    auto* dv = static_cast<std::uint32_t*>(dst);
-    const auto* sv = static_cast<const std::uint32_t*>(src);
-    for (std::uint32_t i = lane; i < bytes / 4; i += size) dv[i] = sv[i];
-  }
+  copy_range<8>(reinterpret_cast<std::uint64_t>(dst), reinterpret_cast<std::uint64_t>(src), bytes, lane_id(), size);
   __threadfence();
   __syncwarp();
 #else
