@@ -1,5 +1,6 @@
 """agio.bench.page_cache_budget without root: where the cgroup v2 hierarchy is, why a budget
-cannot be enforced (each reason on a fake hierarchy), and the limit's arithmetic."""
+cannot be enforced (each reason on a fake hierarchy), the limit's arithmetic, and how much of a
+file the page cache holds."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def test_each_missing_piece_is_named(tmp_path):
 
 
 def test_the_limit_is_the_child_its_buffers_and_the_budget():
-    limit = budget.memory_max(child_bytes=700 << 20, working_bytes=170 << 20, cache_bytes=1 << 30)
+    limit = budget.memory_high(child_bytes=700 << 20, working_bytes=170 << 20, cache_bytes=1 << 30)
     assert limit == (870 << 20) + (1 << 30)
 
 
@@ -37,3 +38,15 @@ def test_here_gives_a_reason_or_a_usable_root():
     root, reason = budget.here()
     assert reason is None or reason
     assert reason is not None or root is not None
+
+
+def test_the_cached_bytes_of_a_file_just_read_are_all_of_it(tmp_path):
+    from agio.bench.data_file import cached_bytes
+
+    path = tmp_path / "read.bin"
+    path.write_bytes(bytes(range(256)) * 4096 + b"tail")  # not a whole number of pages
+    assert path.read_bytes()[-4:] == b"tail"  # every page read, so cached
+    assert cached_bytes(path) == path.stat().st_size
+    empty = tmp_path / "empty.bin"
+    empty.write_bytes(b"")
+    assert cached_bytes(empty) == 0

@@ -57,3 +57,35 @@ def expected_rows(path: Path, offsets: np.ndarray, row_bytes: int) -> np.ndarray
         return np.stack([np.frombuffer(os.pread(fd, row_bytes, int(o)), np.uint8) for o in offsets])
     finally:
         os.close(fd)
+
+
+def cached_bytes(path: Path) -> int:
+    """How many of the file's bytes sit in the page cache now (mincore over a mapping of it):
+    what a buffered reader of that file has in memory, apart from anything else cached."""
+    import ctypes
+    import mmap
+
+    size = path.stat().st_size
+    if size == 0:
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    page = mmap.PAGESIZE
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        if address in (None, ctypes.c_void_p(-1).value):
+            raise OSError(ctypes.get_errno(), f"mmap of {path} for mincore failed")
+        try:
+            resident = ctypes.create_string_buffer((size + page - 1) // page)
+            if libc.mincore(ctypes.c_void_p(address), size, resident) != 0:
+                raise OSError(ctypes.get_errno(), f"mincore of {path} failed")
+            pages = sum(b & 1 for b in resident.raw)
+        finally:
+            libc.munmap(ctypes.c_void_p(address), size)
+    finally:
+        os.close(fd)
+    return min(size, pages * page)

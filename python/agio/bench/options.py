@@ -114,6 +114,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--pyg-hidden", type=_positive(int), default=256, help="graphsage: hidden width (default 256)")
     p.add_argument("--pyg-cache-mib", type=_positive(int), default=None,
                    help="graphsage: agio's software cache (default 1024; --quick 2)")
+    p.add_argument("--pyg-budget-seconds", type=_positive(float), default=120.0,
+                   help="graphsage: the budgeted memory map stops after the step that passes this many seconds "
+                        "(default 120); every system's fetch is then compared over the steps it did")
     p.add_argument("--pyg-dir", type=Path, default=None,
                    help="graphsage: where the features' file is written (default the temp directory)")
     dlrm = p.add_argument_group("dlrm", "DLRM inference, configuration 1 of agio-eval dlrm (docs/PYTHON.md)")

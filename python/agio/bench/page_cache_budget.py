@@ -1,7 +1,11 @@
 """Runs a function in a child process whose page cache is held to a budget: the child is put in a
 cgroup v2 of its own before it touches the file it reads, and once it is set up the cgroup's
-memory.max becomes the child's memory then + its working buffers + the budget, so the kernel
+memory.high becomes the child's memory then + its working buffers + the budget, so the kernel
 reclaims the file's pages beyond the budget as a host whose RAM is smaller than the file would.
+memory.high rather than memory.max: above memory.high the kernel reclaims and, where it cannot,
+slows the child down, but never kills it; with memory.max a memory map that faults faster than
+the kernel reclaims its pages was taken by the OOM killer on the H100 and H200 VMs, even with
+a gigabyte of slack.
 This needs root and a cgroup v2 hierarchy with the memory controller; `unavailable_reason` says
 why not where it is missing."""
 
@@ -68,7 +72,7 @@ def here() -> tuple[Path | None, str | None]:
     return root, reason
 
 
-def memory_max(child_bytes: int, working_bytes: int, cache_bytes: int) -> int:
+def memory_high(child_bytes: int, working_bytes: int, cache_bytes: int) -> int:
     """The cgroup's limit: what the child holds once set up, the buffers its steps allocate (so
     that they do not come out of the page cache's share), and the page cache's budget."""
     return child_bytes + working_bytes + cache_bytes
@@ -93,19 +97,23 @@ def run(root: Path, target: Callable, args: tuple, cache_bytes: int, working_byt
                 raise RuntimeError("agio.bench: the budgeted child broke the protocol")
             before_run()
             child_bytes = int((group / "memory.current").read_text())
-            limit = memory_max(child_bytes, working_bytes, cache_bytes)
-            (group / "memory.max").write_text(str(limit))
+            anon_set_up = _stat(group, "anon")
+            limit = memory_high(child_bytes, working_bytes, cache_bytes)
+            (group / "memory.high").write_text(str(limit))
             parent.send("run")
             result = _receive(parent, process)
             file_bytes = _stat(group, "file")
+            anon_bytes = _stat(group, "anon")
+            over_high = _stat(group, "high", "memory.events")
             process.join()
         finally:
             if process.is_alive():  # the run failed in the parent
                 process.kill()
                 process.join()
-    return result, {"memory_max_bytes": limit, "child_bytes_when_set_up": child_bytes,
+    return result, {"memory_high_bytes": limit, "child_bytes_when_set_up": child_bytes,
                     "working_bytes": working_bytes, "cache_bytes": cache_bytes,
-                    "page_cache_bytes_at_end": file_bytes, "cgroup_root": str(root)}
+                    "anon_bytes_when_set_up": anon_set_up, "anon_bytes_at_end": anon_bytes,
+                    "page_cache_bytes_at_end": file_bytes, "times_over_high": over_high, "cgroup_root": str(root)}
 
 
 def _receive(conn, process) -> Any:
@@ -114,11 +122,16 @@ def _receive(conn, process) -> Any:
     except EOFError:
         process.join()
         raise RuntimeError(f"agio.bench: the budgeted child exited with code {process.exitcode} "
-                           "(its error is above; -9 is the OOM killer: the limit was too small)") from None
+                           "(its error is above; -9 is a kill: the OOM killer, with less memory left on the "
+                           "machine than the child needs)") from None
 
 
-def _stat(group: Path, key: str) -> int | None:
-    for line in (group / "memory.stat").read_text().splitlines():
+def _stat(group: Path, key: str, file: str = "memory.stat") -> int | None:
+    """A count of the cgroup's memory.stat (or of `file`, such as memory.events), None if absent."""
+    path = group / file
+    if not path.exists():
+        return None
+    for line in path.read_text().splitlines():
         name, value = line.split()
         if name == key:
             return int(value)
