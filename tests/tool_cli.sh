@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The agio tool's command line on CPU threads: help at every level (stdout, exit 0), option
-# errors that name the option (exit 2), info that never creates a file, staging a file into a
-# store and back out byte for byte, and a .npy file staged as a record and exported again (checked
-# by NumPy where python3 has it). Usage: tool_cli.sh PATH/TO/agio
+# errors that name the option (exit 2), info that never creates a file and lists the host's
+# memory without one, staging a file into a store and back out byte for byte, and a .npy file
+# staged as a record and exported again (checked by NumPy where python3 has it). Usage: tool_cli.sh PATH/TO/agio
 set -uo pipefail
 agio=$1
 work=$(mktemp -d)
@@ -54,6 +54,9 @@ expect 2 'never creates' info "file:$work/new.bin?create=64M"
 [ -e "$work/new.bin" ] && fail "agio info created $work/new.bin"
 head -c 1048576 /dev/urandom > "$work/store.bin"
 expect 0 '2048 blocks of 512 bytes' info "file:$work/store.bin"
+# Without a URI, info lists the host's memory for a host tier: its NUMA nodes, or that there are none.
+expect 0 '^host memory' info
+expect 2 'give one store URI' info "file:$work/store.bin" "file:$work/store.bin"
 
 # A file staged at an offset comes back out unchanged; the store's bytes after a partial last
 # block are kept.

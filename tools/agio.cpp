@@ -36,9 +36,12 @@ const std::string backend_synopsis = "[--backend cpu|gpu|auto]";
 int main(int argc, char** argv) {
   using agio::bench::command;
   std::vector<command> commands{
-      {"info", "URI",
-       "print a store's size and block size\n"
-       "Opens the store as it is (file:PATH or ram:SIZE) and never creates or resizes one.",
+      {"info", "[URI]",
+       "print a store's size and block size, or without URI the host memory a host tier can use\n"
+       "Opens the store as it is (file:PATH or ram:SIZE) and never creates or resizes one. Without URI it\n"
+       "lists the host's NUMA nodes with their memory and CPUs: a host tier binds to one with\n"
+       "cache_options::numa_node (Python: host_tier_numa_node); a node without CPUs is memory only, as a\n"
+       "CXL memory expander appears.",
        agio::tools::info_main},
       {"stage", "(--npy FILE.npy | --file PATH) --store URI [--offset BYTES] [--verify on|off] " + backend_synopsis,
        "copy a .npy file or any file into a store\n"

@@ -1,19 +1,44 @@
 // agio info URI: opens a store as it is (never creating or resizing a file) and prints its size
-// and block size.
+// and block size. agio info: the host's NUMA nodes, where a host tier's memory can be bound.
 #include "info.hpp"
 
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 
+#include "agio/runtime/host_memory_nodes.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "agio/store/store_uri.hpp"
 
 namespace agio::tools {
+namespace {
+
+double gib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1ull << 30); }
+
+void print_host_memory() {
+  const std::vector<host_memory_node> nodes = host_memory_nodes();
+  if (nodes.empty()) {
+    std::printf("host memory: this kernel reports no NUMA nodes (all of it is node 0 to a host tier)\n");
+    return;
+  }
+  std::printf("host memory for a host tier (cache_options::numa_node, Python host_tier_numa_node):\n");
+  for (const host_memory_node& n : nodes) {
+    std::printf("  node %d: %.1f GiB, %.1f GiB free, %s\n", n.id, gib(n.total_bytes), gib(n.free_bytes),
+                n.memory_only() ? "no CPUs (memory only, as a CXL expander appears)" : ("CPUs " + n.cpus).c_str());
+  }
+}
+
+}  // namespace
 
 int info_main(int argc, char** argv, int first) {
+  if (argc == first) {
+    print_host_memory();
+    return 0;
+  }
   if (argc - first != 1 || std::string(argv[first]).rfind("--", 0) == 0) {
-    throw std::invalid_argument("give one store URI (file:PATH or ram:SIZE), e.g. agio info file:/data/store.bin");
+    throw std::invalid_argument(
+        "give one store URI (file:PATH or ram:SIZE), e.g. agio info file:/data/store.bin, or none for the host's "
+        "memory");
   }
   const std::string uri = argv[first];
   // Looking must not change anything: a create= would make or grow the file.
