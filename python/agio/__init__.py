@@ -19,7 +19,15 @@ os.environ.setdefault("CUDA_MODULE_LOADING", "EAGER")
 from ._array import Array  # noqa: E402
 from ._cache import Cache  # noqa: E402
 from ._many_arrays import gather, prefetch, scatter  # noqa: E402
-from ._runtime import Device, Future, IOError, Runtime, cuda_backend, runtime_option_names  # noqa: E402
+from ._runtime import (  # noqa: E402
+    Device,
+    Future,
+    IOError,
+    Runtime,
+    cuda_backend,
+    host_memory_nodes,
+    runtime_option_names,
+)
 from ._stage import ArrayHeader, npy_header, read_header, stage  # noqa: E402
 
 __all__ = [
@@ -32,6 +40,7 @@ __all__ = [
     "Runtime",
     "cuda_backend",
     "gather",
+    "host_memory_nodes",
     "npy_header",
     "prefetch",
     "read_header",

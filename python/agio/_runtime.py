@@ -13,6 +13,15 @@ cuda_backend: bool = _agio.cuda_backend
 """Whether this agio was built with its GPU backend (it runs on CPU threads either way)."""
 
 
+def host_memory_nodes(sysfs_node_dir: str = "/sys/devices/system/node") -> list[dict]:
+    """The host's NUMA nodes that hold memory, as Linux lists them in sysfs_node_dir: where
+    Cache(..., host_tier_numa_node=ID) can bind a host tier. Each a dict: id, total_bytes,
+    free_bytes, cpus (the kernel's CPU list, "" for none) and memory_only (no CPUs: how a CXL
+    memory expander appears). Empty where the kernel reports no NUMA nodes (then all host memory
+    is node 0)."""
+    return _agio.host_memory_nodes(str(sysfs_node_dir))
+
+
 class IOError(builtins.OSError):
     """A request agio could not carry out, with the C++ runtime's fields.
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "agio/runtime/host_memory_nodes.hpp"
 #include "core.hpp"
 
 namespace nb = nanobind;
@@ -37,6 +38,24 @@ completion_mode completion_named(const std::string& name) {
 std::string backend_name(backend b) { return b == backend::automatic ? "auto" : b == backend::gpu ? "gpu" : "cpu"; }
 
 void bind_runtime(nb::module_& m) {
+  // The folder is an argument (a fake tree in tests) and not only fixed: nanobind's template for
+  // a function of no arguments makes nvcc warn of a comparison with zero.
+  m.def(
+      "host_memory_nodes",
+      [](const std::string& sysfs_node_dir) {
+        nb::list nodes;
+        for (const host_memory_node& n : agio::host_memory_nodes(sysfs_node_dir)) {
+          nb::dict d;
+          d["id"] = n.id;
+          d["total_bytes"] = n.total_bytes;
+          d["free_bytes"] = n.free_bytes;
+          d["cpus"] = n.cpus;
+          d["memory_only"] = n.memory_only();
+          nodes.append(d);
+        }
+        return nodes;
+      },
+      nb::arg("sysfs_node_dir") = "/sys/devices/system/node");
   nb::class_<runtime_options>(m, "RuntimeOptions")
       .def(nb::init<>())
       .def_prop_rw(

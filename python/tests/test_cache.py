@@ -256,6 +256,31 @@ def test_a_host_tier_serves_the_second_pass_and_both_levels_reach_storage(backen
         np.testing.assert_array_equal(arrays.get(fresh[2].gather(arrays.put(index))), values)
 
 
+def test_host_memory_nodes_reads_a_cxl_expander_as_memory_only(tmp_path):
+    for node, cpus in ((0, "0-7"), (4, "")):
+        (tmp_path / f"node{node}").mkdir()
+        (tmp_path / f"node{node}" / "meminfo").write_text(
+            f"Node {node} MemTotal:  2048 kB\nNode {node} MemFree:  1024 kB\n")
+        (tmp_path / f"node{node}" / "cpulist").write_text(cpus + "\n")
+    (tmp_path / "online").write_text("0,4\n")
+    assert agio.host_memory_nodes(tmp_path) == [
+        {"id": 0, "total_bytes": 2 << 20, "free_bytes": 1 << 20, "cpus": "0-7", "memory_only": False},
+        {"id": 4, "total_bytes": 2 << 20, "free_bytes": 1 << 20, "cpus": "", "memory_only": True},
+    ]
+
+
+def test_a_host_tier_binds_to_a_node_the_host_lists(backend, arrays):
+    nodes = agio.host_memory_nodes()
+    assert all(n["total_bytes"] >= n["free_bytes"] >= 0 and n["memory_only"] == (n["cpus"] == "") for n in nodes)
+    assert [n["id"] for n in nodes] == sorted(n["id"] for n in nodes)
+    with agio.Runtime(backend=backend, devices=["ram:1M"]) as rt:
+        node = nodes[0]["id"] if nodes else 0
+        cache = agio.Cache(rt, cache_bytes=64 * 1024, host_tier_bytes=1 << 20, host_tier_numa_node=node)
+        array = agio.Array(rt.devices[0], np.uint32, (1000,), cache=cache)
+        array[arrays.put(np.arange(1000))] = arrays.put(np.arange(1000, dtype=np.uint32) * 3)
+        np.testing.assert_array_equal(arrays.get(array[arrays.put(np.arange(1000))]), np.arange(1000) * 3)
+
+
 def test_a_host_tier_refuses_what_it_cannot_do(backend):
     with agio.Runtime(backend=backend, devices=["ram:1M"]) as rt:
         with pytest.raises(ValueError, match="host_tier_admission must be 'always' or 'on_reuse'"):

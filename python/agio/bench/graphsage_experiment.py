@@ -209,9 +209,9 @@ def _budgeted_child(conn, args: argparse.Namespace, path: Path, batches_file: Pa
 
     def ready() -> None:
         # One untimed step first, on a model of its own and with the random state put back, so that
-        # what the process keeps after it (CUDA's kernels loaded on first use, cuBLAS, PyTorch's
-        # buffers) is in the memory the limit is computed from: without it the process grew by
-        # 1.7 GB past its setup on the H100 VM and left the file little of its page cache.
+        # what the process keeps after it (cuBLAS and the other libraries PyTorch loads on first
+        # use, its buffers) is in the memory the limit is computed from: without it the process grew
+        # by 1.7 GB past its setup on the H100 VM and left the file little of its page cache.
         node, edges, seeds = batches[0]
         with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
             net = workload.model(args.pyg_features, args.pyg_hidden, len(args.pyg_fanouts.split(","))).to(device)
@@ -266,8 +266,8 @@ def _report(args: argparse.Namespace, results: Results, runs: dict[str, list[dic
     stopped = {system for system, per_run in runs.items() if any(len(r["losses"]) < args.pyg_steps for r in per_run)}
     if stopped:
         results.note(f"graphsage: {', '.join(sorted(stopped))} stopped at --pyg-budget-seconds "
-                     f"({args.pyg_budget_seconds:g} s) after {compared} of {args.pyg_steps} steps: every system's fetch "
-                     f"time is the median over its first {compared} steps, and its epoch time is not reported")
+                     f"({args.pyg_budget_seconds:g} s) after {compared} of {args.pyg_steps} steps: every system's "
+                     f"fetch time is the median over its first {compared} steps, and its epoch time is not reported")
     fetch_points, epoch_points = {}, {}
     for system, store in ((system, store) for system, store in SYSTEMS if system in runs):
         per_run = runs[system]
