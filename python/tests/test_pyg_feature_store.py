@@ -93,6 +93,27 @@ def test_put_with_index_updates_rows_through_the_cache_and_flush_stores_them(sto
     assert torch.equal(_host(fresh[torch.arange(1000)]), expected)
 
 
+def test_a_shared_cache_with_a_host_tier_serves_the_features_and_stays_open(runtime):
+    cache = agio.Cache(runtime, cache_bytes=64 * 1024, ways=4, host_tier_bytes=4 << 20, line_bytes=8192)
+    store = FeatureStore(runtime.devices[0], cache=cache)
+    x = _features(rows=2900)
+    store[None, "x", None] = x
+    store[None, "y", None] = _features(rows=10, seed=1)
+    rows = torch.randperm(2900, generator=torch.Generator().manual_seed(4))
+    for _ in range(2):
+        assert torch.equal(_host(store.get_tensor(group_name=None, attr_name="x", index=rows)), x[rows])
+    assert cache.host_tier_counters()["hits"] > 0
+    # Records start on the shared cache's 8 KiB lines (their data 4 KiB after, past the header).
+    assert [(store._arrays[(None, name)].offset - 4096) % 8192 for name in "xy"] == [0, 0]
+    store.put_tensor(torch.zeros(24), group_name=None, attr_name="x", index=5)
+    store.close()
+    assert not cache.closed
+    fresh = agio.Array(runtime.devices[0], np.float32, (2900, 24), offset=store._arrays[(None, "x")].offset)
+    assert torch.equal(_host(fresh[torch.tensor([4, 5, 6])]), torch.cat([x[4:5], torch.zeros(1, 24), x[6:7]]))
+    with pytest.raises(ValueError, match="with cache= the shared agio.Cache's options hold"):
+        FeatureStore(runtime.devices[0], cache_bytes=1 << 20, cache=cache)
+
+
 def test_put_whole_tensor_again_replaces_it_and_remove_forgets_it(store):
     store[None, "x", None] = _features(seed=1)
     again = _features(rows=50, width=8, seed=2)

@@ -298,6 +298,38 @@ def test_state_dict_reopens_the_table_with_its_optimizer_state(dev, where):
 # --- EmbeddingBagCollection ------------------------------------------------------------------
 
 
+def test_a_shared_cache_with_a_host_tier_trains_and_reaches_storage(dev, rt, where):
+    """Two tables on one agio.Cache of 64 KiB above a 4 MiB host tier: lookups equal torch's,
+    SGD updates reach storage through both levels on flush(), and closing the modules leaves the
+    shared cache open."""
+    weights = weights_of(12, [(2048, 16), (512, 16)])
+    cache = agio.Cache(rt, cache_bytes=64 * 1024, ways=4, host_tier_bytes=4 * MIB)
+    embs = [agio_torch.EmbeddingBag.from_pretrained(w, store=dev, offset=k * 4 * MIB, mode="sum", freeze=False,
+                                                     optimizer="sgd", lr=0.5, cache=cache) for k, w in enumerate(weights)]
+    generator = torch.Generator().manual_seed(13)
+    for emb, w in zip(embs, weights):
+        indices, offsets = bags(generator, len(w), 300, where)
+        assert torch.equal(emb(indices, offsets), reference(w, where, mode="sum")(indices, offsets))
+    embs[0](torch.tensor([[5, 5, 7]], device=where)).sum().backward()
+    expected = weights[0].clone()
+    expected[5] -= 1.0
+    expected[7] -= 0.5
+    assert cache.host_tier_counters()["hits"] + cache.host_tier_counters()["misses"] > 0
+    for emb in embs:
+        emb.close()
+    assert not cache.closed
+    cache.flush()
+    again = agio.Array.open(dev)  # a cache of its own: it reads what storage holds
+    assert torch.equal(again.gather(torch.arange(2048, device=where)).cpu(), expected)
+    with pytest.raises(ValueError, match="with cache= the shared agio.Cache's options hold"):
+        agio_torch.EmbeddingBag.open(dev, cache=cache, cache_bytes=MIB)
+    tables = [agio_torch.EmbeddingBagConfig("t0", 512, 16, ["f0"], weight=weights[1])]
+    ebc = agio_torch.EmbeddingBagCollection(tables, store=dev, offset=8 * MIB, cache=cache)
+    assert ebc.groups[0].array.cache is cache
+    index = torch.arange(512, device=where)[:, None]
+    assert torch.equal(ebc.lookup(index)[:, 0].cpu(), weights[1])
+
+
 def weights_of(seed, shapes):
     g = torch.Generator().manual_seed(seed)
     return [torch.randn(rows, dim, generator=g) for rows, dim in shapes]

@@ -21,7 +21,9 @@ Key = tuple[Optional[str], Optional[str]]
 class FeatureStore(PygFeatureStore):
     """Node features on `store` (an agio.Device of a started Runtime, e.g. a file: store), gathered
     into GPU memory (host memory on the CPU backend) through one agio software cache of
-    `cache_bytes` shared by every attribute (`policy`, `line_bytes`, `ways` as agio.Cache's).
+    `cache_bytes` (256 MiB) shared by every attribute (`policy`, `line_bytes`, `ways` as
+    agio.Cache's), or through `cache`, an agio.Cache of the caller's (a host tier below it, for
+    one), which close() then leaves open.
 
         fs = agio.pyg.FeatureStore(rt.devices[0], cache_bytes=8 << 30)
         fs["x"] = x                                   # staged on the store (attr_name "x")
@@ -40,17 +42,27 @@ class FeatureStore(PygFeatureStore):
     range, ValueError for a put whose dtype or row shape differs from the stored tensor's, or that
     does not fit the store (naming the sizes); nothing is written then."""
 
-    def __init__(self, store: agio.Device, cache_bytes: int = 256 << 20, policy: str = "clock",
-                 line_bytes: int = 4096, ways: int = 8):
+    def __init__(self, store: agio.Device, cache_bytes: int | None = None, policy: str | None = None,
+                 line_bytes: int | None = None, ways: int | None = None, *, cache: agio.Cache | None = None):
         super().__init__()
         if not isinstance(store, agio.Device):
             raise TypeError(f"agio.pyg.FeatureStore: store must be an agio.Device, not {type(store).__name__}")
         if not store._runtime.running:
             raise RuntimeError("agio.pyg.FeatureStore: the store's runtime must be started")
         self.store = store
-        self.cache = agio.Cache(store._runtime, cache_bytes=cache_bytes, policy=policy, line_bytes=line_bytes,
-                                ways=ways)
-        self._space = StoreSpace(store.capacity_bytes, line_bytes)
+        self._owns_cache = cache is None
+        if cache is None:
+            cache = agio.Cache(store._runtime, cache_bytes=256 << 20 if cache_bytes is None else cache_bytes,
+                               policy=policy or "clock", line_bytes=line_bytes or 4096, ways=ways or 8)
+        elif not isinstance(cache, agio.Cache):
+            raise TypeError(f"agio.pyg.FeatureStore: cache must be an agio.Cache, not {type(cache).__name__}")
+        elif (cache_bytes, policy, line_bytes, ways) != (None,) * 4:
+            raise ValueError("agio.pyg.FeatureStore: cache_bytes, policy, line_bytes and ways shape a cache of its "
+                             "own; with cache= the shared agio.Cache's options hold (give them to agio.Cache instead)")
+        elif cache.runtime is not store._runtime:
+            raise ValueError("agio.pyg.FeatureStore: cache belongs to another agio.Runtime than store")
+        self.cache = cache
+        self._space = StoreSpace(store.capacity_bytes, cache.line_bytes)
         self._arrays: dict[Key, agio.Array] = {}
 
     # Core (CRUD) #############################################################
@@ -117,8 +129,14 @@ class FeatureStore(PygFeatureStore):
 
     def close(self) -> None:
         """Writes the cache back and frees it (Runtime.stop does this too); later calls raise
-        RuntimeError."""
-        self.cache.close()
+        RuntimeError. A cache given as `cache` is written back and left open (its owner closes
+        it)."""
+        if self._owns_cache:
+            self.cache.close()
+            return
+        self.cache.flush()
+        for array in self._arrays.values():
+            array.close()
 
     def counters(self) -> dict:
         """The shared cache's counts (hits, misses, evictions, ...; see agio.Cache.counters)."""

@@ -14,10 +14,11 @@ import numpy
 import torch
 import torch.nn.functional as F
 
+from .._cache import Cache
 from .._runtime import Device
 from ._checks import checked_indices, checked_mode, checked_offsets
 from ._optim import make_optimizer
-from ._table import StagedTable, check_fits, check_table, open_table, source_header, stage_table
+from ._table import StagedTable, check_fits, check_table, open_table, source_header, stage_table, table_cache
 
 _WHERE = "agio.torch.EmbeddingBagCollection"
 
@@ -80,7 +81,8 @@ class EmbeddingBagCollection(torch.nn.Module):
 
     The tables are staged on `store` from byte `offset` on, one record per (embedding_dim,
     dtype), in the order of their first table. `optimizer`, `lr`, `eps`, `cache_bytes` and
-    `policy` as for agio.torch.EmbeddingBag (one cache of `cache_bytes` per record)."""
+    `policy` as for agio.torch.EmbeddingBag (one cache of `cache_bytes` per record), or `cache`,
+    one agio.Cache every record shares (a host tier below it, for one)."""
 
     def __init__(
         self,
@@ -88,8 +90,9 @@ class EmbeddingBagCollection(torch.nn.Module):
         *,
         store: Device,
         offset: int = 0,
-        cache_bytes: int = 64 << 20,
-        policy: str = "clock",
+        cache: Cache | None = None,
+        cache_bytes: int | None = None,
+        policy: str | None = None,
         optimizer: str | None = None,
         lr: float = 0.01,
         eps: float = 1e-8,
@@ -99,7 +102,7 @@ class EmbeddingBagCollection(torch.nn.Module):
         arrays = []
         for members, place in layout:
             data = torch.cat([tables[i].initial_weight() for i in members])
-            arrays.append(stage_table(data, store, place, _WHERE, cache_bytes=cache_bytes, policy=policy))
+            arrays.append(stage_table(data, store, place, _WHERE, **table_cache(cache, cache_bytes, policy, _WHERE)))
         self._setup(tables, layout, arrays, optimizer, lr, eps)
 
     @classmethod
@@ -109,8 +112,9 @@ class EmbeddingBagCollection(torch.nn.Module):
         *,
         store: Device,
         offset: int = 0,
-        cache_bytes: int = 64 << 20,
-        policy: str = "clock",
+        cache: Cache | None = None,
+        cache_bytes: int | None = None,
+        policy: str | None = None,
         optimizer: str | None = None,
         lr: float = 0.01,
         eps: float = 1e-8,
@@ -122,7 +126,7 @@ class EmbeddingBagCollection(torch.nn.Module):
         arrays = []
         try:
             for members, place in layout:
-                array = open_table(store, place, _WHERE, cache_bytes=cache_bytes, policy=policy)
+                array = open_table(store, place, _WHERE, **table_cache(cache, cache_bytes, policy, _WHERE))
                 arrays.append(array)
                 expected = (sum(tables[i].num_embeddings for i in members), tables[members[0]].embedding_dim)
                 if array.shape != expected or array.dtype != tables[members[0]].dtype:

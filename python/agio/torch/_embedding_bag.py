@@ -8,6 +8,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from .._cache import Cache
 from .._runtime import Device
 from ._checks import (
     check_in_range,
@@ -27,6 +28,7 @@ from ._table import (
     open_table,
     source_header,
     stage_table,
+    table_cache,
 )
 
 _WHERE = "agio.torch.EmbeddingBag"
@@ -43,7 +45,9 @@ class EmbeddingBag(torch.nn.Module):
 
     `optimizer` ("sgd", "rowwise_adagrad" or None) with `lr` and `eps` trains the table: rows a
     batch read are updated when backward reaches them and written back through the cache
-    (durable after flush()). `cache_bytes` and `policy` shape the agio.Array's cache."""
+    (durable after flush()). `cache_bytes` (64 MiB) and `policy` ("clock") shape the table's own
+    cache; `cache`, an agio.Cache shared with other tables (a host tier below it, for one), takes
+    its place."""
 
     def __init__(
         self,
@@ -57,8 +61,9 @@ class EmbeddingBag(torch.nn.Module):
         include_last_offset: bool = False,
         padding_idx: int | None = None,
         dtype: torch.dtype | None = None,
-        cache_bytes: int = 64 << 20,
-        policy: str = "clock",
+        cache: Cache | None = None,
+        cache_bytes: int | None = None,
+        policy: str | None = None,
         optimizer: str | None = None,
         lr: float = 0.01,
         eps: float = 1e-8,
@@ -72,7 +77,7 @@ class EmbeddingBag(torch.nn.Module):
         weight = torch.empty(shape, dtype=dtype).normal_()
         if padding_idx is not None:
             weight[padding_idx] = 0
-        array = stage_table(weight, store, offset, _WHERE, cache_bytes=cache_bytes, policy=policy)
+        array = stage_table(weight, store, offset, _WHERE, **table_cache(cache, cache_bytes, policy, _WHERE))
         self._setup(array, offset, False, mode, scale_grad_by_freq, include_last_offset, padding_idx, optim)
 
     @classmethod
@@ -87,8 +92,9 @@ class EmbeddingBag(torch.nn.Module):
         scale_grad_by_freq: bool = False,
         include_last_offset: bool = False,
         padding_idx: int | None = None,
-        cache_bytes: int = 64 << 20,
-        policy: str = "clock",
+        cache: Cache | None = None,
+        cache_bytes: int | None = None,
+        policy: str | None = None,
         optimizer: str | None = None,
         lr: float = 0.01,
         eps: float = 1e-8,
@@ -100,7 +106,7 @@ class EmbeddingBag(torch.nn.Module):
         dtype, shape = source_header(embeddings, _WHERE)
         check_table(dtype, shape, _WHERE)
         padding_idx = _checked_padding_idx(padding_idx, shape[0])
-        array = stage_table(embeddings, store, offset, _WHERE, cache_bytes=cache_bytes, policy=policy)
+        array = stage_table(embeddings, store, offset, _WHERE, **table_cache(cache, cache_bytes, policy, _WHERE))
         self = cls.__new__(cls)
         self._setup(array, offset, freeze, mode, scale_grad_by_freq, include_last_offset, padding_idx, optim)
         return self
@@ -119,8 +125,9 @@ class EmbeddingBag(torch.nn.Module):
         scale_grad_by_freq: bool = False,
         include_last_offset: bool = False,
         padding_idx: int | None = None,
-        cache_bytes: int = 64 << 20,
-        policy: str = "clock",
+        cache: Cache | None = None,
+        cache_bytes: int | None = None,
+        policy: str | None = None,
         optimizer: str | None = None,
         lr: float = 0.01,
         eps: float = 1e-8,
@@ -130,7 +137,7 @@ class EmbeddingBag(torch.nn.Module):
         shape and dtype come from the record; `num_embeddings`, `embedding_dim` and `dtype`,
         when given, must match them."""
         optim = _checked_options(freeze, mode, scale_grad_by_freq, optimizer, lr, eps)
-        array = open_table(store, offset, _WHERE, cache_bytes=cache_bytes, policy=policy)
+        array = open_table(store, offset, _WHERE, **table_cache(cache, cache_bytes, policy, _WHERE))
         try:
             check_declared(array, _WHERE, num_embeddings=num_embeddings, embedding_dim=embedding_dim, dtype=dtype)
             padding_idx = _checked_padding_idx(padding_idx, len(array))

@@ -166,6 +166,18 @@ def source_header(source: Any, where: str) -> tuple:
     )
 
 
+def table_cache(cache: Any, cache_bytes: int | None, policy: str | None, where: str) -> dict:
+    """The cache options of a table's agio.Array: a shared agio.Cache (`cache`, made by the caller
+    with the options it wants, a host tier among them), or one of the table's own of
+    `cache_bytes` (64 MiB when not given) and `policy` ("clock")."""
+    if cache is None:
+        return {"cache_bytes": 64 << 20 if cache_bytes is None else cache_bytes, "policy": policy or "clock"}
+    if cache_bytes is not None or policy is not None:
+        raise ValueError(f"{where}: cache_bytes and policy shape a cache of the table's own; with cache= the "
+                         "shared agio.Cache's options hold (give them to agio.Cache instead)")
+    return {"cache": cache}
+
+
 def stage_table(source: Any, store: Device, offset: int, where: str, **cache_options: Any) -> Array:
     """Stages `source` (checked to be a table that fits) at byte `offset` of `store` and opens it."""
     dtype, shape = source_header(source, where)
