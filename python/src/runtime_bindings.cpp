@@ -38,8 +38,8 @@ completion_mode completion_named(const std::string& name) {
 std::string backend_name(backend b) { return b == backend::automatic ? "auto" : b == backend::gpu ? "gpu" : "cpu"; }
 
 void bind_runtime(nb::module_& m) {
-  // The folder is an argument (a fake tree in tests) and not only fixed: nanobind's template for
-  // a function of no arguments makes nvcc warn of a comparison with zero.
+  // The folder is an argument so that tests can give a fake tree (and nvcc warns of a comparison
+  // with zero in nanobind's template for a function of no arguments).
   m.def(
       "host_memory_nodes",
       [](const std::string& sysfs_node_dir) {
