@@ -135,6 +135,20 @@ def test_dlrm_experiment_runs_every_mode_on_the_same_batches_and_checks_them(tmp
         assert [n for n in doc["notes"] if "--cpp-eval" in n]
 
 
+def test_dlrm_with_a_host_tier_runs_both_agio_modes_above_it_and_compares_them_with_none(tmp_path, backend):
+    pytest.importorskip("torch")
+    doc = _run(tmp_path, backend, *TINY_DLRM, "--dlrm-stores", "ram", "--dlrm-host-tier-mib", "4")
+    systems = {p["system"]: p for p in doc["points"] if p["experiment"] == "dlrm"}
+    for mode in ("agio-host-tier-sync", "agio-host-tier-prefetch"):
+        assert systems[mode]["verified"] and min(systems[mode]["repeats"]) > 0
+        assert "a 4 MiB host tier below its cache" in systems[mode]["store"]
+    ratios = {(c["numerator"], c["denominator"]) for c in doc["comparisons"] if c["experiment"] == "dlrm"}
+    assert {("agio-host-tier-sync", "agio-sync"), ("agio-host-tier-prefetch", "agio-prefetch")} <= ratios
+    # Without a C++ run its target is not measured: agio over agio is not held to it.
+    (cpp,) = [t for t in doc["targets"] if "agio-eval" in t["target"]]
+    assert cpp["met"] is None
+
+
 def test_dlrm_targets_each_judge_their_own_comparator():
     results = report.Results()
     for denominator, ratio in (("host-cpu-lookup", 2.5), ("hbm", 0.3), ("agio-cpp-sync", 0.7), ("agio-cpp-async", 1.1)):

@@ -9,6 +9,8 @@ agio.workloads.criteo_vocab_sizes(scale, cap), Zipf lookups) over --dlrm-batches
 - uvm (c): the tables in CUDA managed memory preferred on the host, looked up on the GPU;
 - agio-sync / agio-prefetch: agio.torch.EmbeddingBagCollection on the store, each timed run
   from an empty cache; prefetch hands the next batch to ebc.prefetch on a second thread;
+- agio-host-tier-sync / agio-host-tier-prefetch (with --dlrm-host-tier-mib): the same, on one
+  agio.Cache with a host tier of that size below it (both empty at the start of each run);
 - agio-cpp-sync / agio-cpp-async (d): the C++ `agio-eval dlrm` at the same configuration.
 
 Per store series: `ram` (an emulated SSD, --dlrm-ram-store, tables capped at --dlrm-vocab-cap
@@ -30,6 +32,7 @@ from .progress import Progress
 from .report import Results
 
 TOLERANCE = 1e-5  # the C++ benchmark's bound on |probability - reference|
+AGIO_MODES = ("agio-sync", "agio-prefetch", "agio-host-tier-sync", "agio-host-tier-prefetch")
 STORES = {"ram": "ram: store with an SSD profile (emulation)", "file": "file: store on this machine's disk (real I/O)"}
 
 
@@ -205,11 +208,15 @@ def _run_series(args: argparse.Namespace, results: Results, progress: Progress, 
             modes.append(("uvm", _Same(lambda: uvm), lookups.ManagedLookup.store))
         if not agio_reason:
             lookups.stage(tables, rt.devices[0])
-            for prefetch in (False, True):
-                make = (lambda p=prefetch: lookups.AgioLookup(s["vocab"], args.dlrm_dim, indices, device,
-                                                              rt.devices[0], s["cache_mib"] << 20, p))
-                modes.append(("agio-prefetch" if prefetch else "agio-sync", _Each(make),
-                              f"{s['store']}, agio.torch.EmbeddingBagCollection"))
+            tiers = [0] + ([args.dlrm_host_tier_mib << 20] if args.dlrm_host_tier_mib > 0 else [])
+            for tier in tiers:
+                for prefetch in (False, True):
+                    make = (lambda p=prefetch, t=tier: lookups.AgioLookup(
+                        s["vocab"], args.dlrm_dim, indices, device, rt.devices[0], s["cache_mib"] << 20, p, t))
+                    name = "agio-host-tier" if tier else "agio"
+                    where = f", a {tier >> 20} MiB host tier below its cache" if tier else ""
+                    modes.append((f"{name}-{'prefetch' if prefetch else 'sync'}", _Each(make),
+                                  f"{s['store']}, agio.torch.EmbeddingBagCollection{where}"))
         progress.add(args.repeats * len(modes))
 
         for system, each_run, store in modes:
@@ -265,14 +272,15 @@ def _cpp(args: argparse.Namespace, results: Results, progress: Progress, s: dict
 
 
 def _compare(results: Results, series: str, measured: dict[str, dict]) -> None:
-    """agio's faster mode over (b) and over the HBM upper bound; each Python agio mode over its
-    C++ counterpart (sync over sync, prefetch over async)."""
-    agio_modes = [measured[m] for m in ("agio-sync", "agio-prefetch") if m in measured]
+    """agio's fastest mode over (b) and over the HBM upper bound; each Python agio mode over its
+    C++ counterpart (sync over sync, prefetch over async); with a host tier over without."""
+    agio_modes = [measured[m] for m in AGIO_MODES if m in measured]
     if agio_modes:
         best = max(agio_modes, key=lambda p: p["median"])
         for other in ("host-cpu-lookup", "uvm", "hbm"):
             if other in measured:
                 results.compare("dlrm", None, best, measured[other], series=series)
-    for ours, theirs in (("agio-sync", "agio-cpp-sync"), ("agio-prefetch", "agio-cpp-async")):
+    for ours, theirs in (("agio-sync", "agio-cpp-sync"), ("agio-prefetch", "agio-cpp-async"),
+                         ("agio-host-tier-sync", "agio-sync"), ("agio-host-tier-prefetch", "agio-prefetch")):
         if ours in measured and theirs in measured:
             results.compare("dlrm", None, measured[ours], measured[theirs], series=series)

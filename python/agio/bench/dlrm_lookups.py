@@ -162,14 +162,20 @@ class AgioLookup:
     cache of its own, empty (one object per timed run). With `prefetch`, each lookup hands the
     next batch's indices to ebc.prefetch on a second Python thread (on a CUDA stream of its own,
     so that it does not wait for this batch's network), whose reads then run while this batch
-    computes; the next lookup waits for that call first."""
+    computes; the next lookup waits for that call first. With host_tier_bytes, the cache (one
+    for every table) has a host tier of that size below it, empty too."""
 
     def __init__(self, vocab: list[int], dim: int, indices: list[torch.Tensor], device: torch.device, dev,
-                 cache_bytes: int, prefetch: bool):
+                 cache_bytes: int, prefetch: bool, host_tier_bytes: int = 0):
         import agio.torch
 
-        self.ebc = agio.torch.EmbeddingBagCollection.open(_configs(vocab, dim), store=dev, cache_bytes=cache_bytes,
-                                                          policy="clock")
+        self._cache = None
+        options = {"cache_bytes": cache_bytes, "policy": "clock"}
+        if host_tier_bytes:
+            self._cache = agio.Cache(dev._runtime, cache_bytes=cache_bytes, policy="clock",
+                                     host_tier_bytes=host_tier_bytes)
+            options = {"cache": self._cache}
+        self.ebc = agio.torch.EmbeddingBagCollection.open(_configs(vocab, dim), store=dev, **options)
         self.indices = [i.to(device) for i in indices]
         self._pool = None
         self._pending = None
@@ -204,6 +210,9 @@ class AgioLookup:
             self._pool.shutdown()
         _close(self.ebc)
         self.ebc = None
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
 
 
 def agio_missing_reason() -> str | None:

@@ -146,6 +146,9 @@ def parser() -> argparse.ArgumentParser:
                       help="rows per table at most, file: store (default 100000; --quick 20000)")
     dlrm.add_argument("--dlrm-file-cache-mib", type=_positive(int), default=None,
                       help="agio's cache, file: store (default 64; --quick 8)")
+    dlrm.add_argument("--dlrm-host-tier-mib", type=int, default=0,
+                      help="also run agio with a host tier of this many MiB below its cache (modes "
+                           "agio-host-tier-sync and agio-host-tier-prefetch; default 0: not run)")
     dlrm.add_argument("--dlrm-alpha", type=float, default=1.05, help="Zipf exponent of the lookups (default 1.05)")
     p.add_argument("--seed", type=int, default=1, help="seed of the random offsets and indices")
     p.add_argument("--quick", action="store_true", help="fewer depths, repeats and bytes: a smoke run")

@@ -96,6 +96,8 @@ def _graphsage(ax, doc: dict) -> None:
 
 DLRM_SYSTEMS = (("hbm", "(a) tables in HBM"), ("host-cpu-lookup", "(b) host tables, CPU lookup"),
                 ("uvm", "(c) managed memory"), ("agio-sync", "agio sync"), ("agio-prefetch", "agio prefetch"),
+                ("agio-host-tier-sync", "agio + host tier, sync"),
+                ("agio-host-tier-prefetch", "agio + host tier, prefetch"),
                 ("agio-cpp-sync", "(d) C++ sync"), ("agio-cpp-async", "(d) C++ async"), ("agio-cpp-hbm", "C++ HBM"))
 DLRM_SERIES = (("ram", "ram: emulated SSD"), ("file", "file: real I/O"))
 
