@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
                 "       [--modes async,sync,bam_style,cpu_pipeline[,cufile,async_host_tier,sync_host_tier]]\n"
                 "       [--experiments configs,batch,queues,cache] [--batch-sizes ...] [--queue-pair-sweep ...]\n"
                 "       [--cache-mib-sweep ...] [--cache-mib M] [--host-tier-mib M] [--host-tier-latency-ns N]\n"
-                "       [--host-tier-admission always|on_reuse] [--warm]\n"
+                "       [--host-tier-admission always|on_reuse|on_eviction] [--warm]\n"
                 "       [--store URI] [--queue-pairs N] [--queue-depth N] [--dim D] [--vocab-scale S] [--vocab-cap N]\n"
                 "       [--alpha A] [--criteo FILE] [--out FILE]",
        "DLRM inference with embedding tables on storage (AGILE Figures 7-10)", agio::bench::dlrm_main},

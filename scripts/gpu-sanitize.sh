@@ -13,7 +13,7 @@ export CUDA_MODULE_LOADING=EAGER AGIO_TEST_COMPLETION=waiters
 limit=${AGIO_SANITIZE_SECONDS:-400}
 # The long runs would take hours under the tools (the million-operation and fault-injected
 # shadow runs, half a million requests in flight); their short versions stay.
-filter=${1:-*-GpuCacheShadow.Million*:GpuCacheShadowFaults.EveryFaultKind*:GpuCacheShadowHostTier.Million*:GpuCacheShadowHostTierFaults.EveryFaultKind*:GpuTransactions.ThreadsEachHoldSixtyFourReads}
+filter=${1:-*-GpuCacheShadow.Million*:GpuCacheShadowFaults.EveryFaultKind*:GpuCacheShadowHostTier.Million*:GpuCacheShadowHostTierFaults.EveryFaultKind*:GpuCacheShadowHostTierDemotion.Million*:GpuCacheShadowHostTierDemotionFaults.EveryFaultKind*:GpuTransactions.ThreadsEachHoldSixtyFourReads}
 status=0
 for tool in memcheck racecheck; do
   extra=()

@@ -10,9 +10,9 @@
 //   host_tier_cxl: the same with --cxl-ns added to each access to the tier (LMB's CXL memory);
 //   tier_in_gpu_memory: the same with the tier's lines in GPU memory: its bookkeeping alone;
 //   two_tiers:     the same GPU cache straight above the store (LMB's SSD only).
-// Then the admission policies, always and on reuse, with a tier a quarter of the data: on a
-// skewed trace, and on the skewed trace again after a scan of every block (a scan must not
-// flush the tier). Every sum read is checked against the host's.
+// Then the admission policies (always, on reuse, on eviction) with a tier a quarter of the
+// data: on a skewed trace, and on the skewed trace again after a scan of every block (a scan
+// must not flush the tier). Every sum read is checked against the host's.
 #include <cstdio>
 #include <functional>
 #include <random>
@@ -257,7 +257,7 @@ void bench_tiers(context& c, const sizes& z, const std::vector<float>& data, con
       const std::string mode = !in_host ? "tier_in_gpu_memory" : ns == 0 ? "host_tier" : "host_tier_cxl";
       row r = measure(c, "tiers", mode, through(above), uniform);
       r.cache_hit_rate = above.counters().hit_rate();
-      r.tier_hit_rate = tier.counters().hit_rate();
+      r.tier_hit_rate = tier.counters().share_served(above.counters().misses);
       c.rows.push_back(r);
     }
   }
@@ -279,6 +279,7 @@ void bench_admission(context& c, const sizes& z, const trace_on_device& skewed, 
     bool warmed = true;
     run_once(c, lines, skewed, warmed);
     tier.reset_counters();
+    above.reset_counters();
     const auto scan_first = [&](bool& ok) {
       if (!scans) return;
       run_once(c, lines, scan, ok);
@@ -288,7 +289,7 @@ void bench_admission(context& c, const sizes& z, const trace_on_device& skewed, 
     row r = measure(c, scans ? "skewed_after_scan" : "skewed", Admission::name, lines, skewed, scan_first);
     r.ok = r.ok && warmed;
     r.cache_hit_rate = above.counters().hit_rate();
-    r.tier_hit_rate = tier.counters().hit_rate();
+    r.tier_hit_rate = tier.counters().share_served(above.counters().misses);
     c.rows.push_back(r);
   }
 }
@@ -349,7 +350,7 @@ int host_tier_main(int argc, char** argv, int first) {
   const trace_on_device scan = make_trace(*rt, warps, scan_blocks);
 
   std::vector<row> rows;
-  progress bar((wants("tiers") ? 7 : 0) + (wants("admission") ? 4 : 0));
+  progress bar((wants("tiers") ? 7 : 0) + (wants("admission") ? 6 : 0));
   auto* partial = static_cast<double*>(rt->allocate_device(threads * sizeof(double)));
   auto* failure = static_cast<std::uint32_t*>(rt->allocate_device(sizeof(std::uint32_t)));
   context c{*rt, warps, threads, reps, partial, failure, bar, rows};
@@ -357,6 +358,7 @@ int host_tier_main(int argc, char** argv, int first) {
   if (wants("admission")) {
     bench_admission<cache::admit_always>(c, z, skewed, scan);
     bench_admission<cache::admit_on_reuse>(c, z, skewed, scan);
+    bench_admission<cache::admit_on_eviction>(c, z, skewed, scan);
   }
 
   result_document doc;

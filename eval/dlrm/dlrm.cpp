@@ -167,7 +167,7 @@ struct settings {
   std::uint64_t cache_bytes;
   std::uint64_t host_tier_bytes;       // the host tier of the *_host_tier modes
   std::uint32_t host_tier_latency_ns;  // added to each of its accesses (emulated CXL)
-  std::string host_tier_admission;     // "always" or "on_reuse" (cache/host_tier.hpp)
+  std::string host_tier_admission;     // "always", "on_reuse" or "on_eviction" (cache/host_tier.hpp)
   bool warm;                           // async and sync modes timed after an untimed run
   double alpha;
   std::uint64_t seed;
@@ -339,8 +339,20 @@ mode_run run_agio_above_host_tier(executor& ex, runtime& rt, device_point& p, co
   tiered_cache<Admission> cache(rt, tier, cache_options{cache_bytes, block_bytes, 8},
                                 host_tier_options{s.host_tier_latency_ns});
   mode_run r = run_through(ex, rt, p, layout, model, cache, s.warm);
-  r.host_tier_hit_rate = tier.counters().hit_rate();
+  r.host_tier_hit_rate = tier.counters().share_served(cache.counters().misses);
   return r;
+}
+
+// The same with the admission policy that s.host_tier_admission names.
+mode_run run_above_host_tier(executor& ex, runtime& rt, device_point& p, const table_layout& layout, io_model model,
+                             std::uint64_t cache_bytes, const settings& s) {
+  if (s.host_tier_admission == "on_reuse") {
+    return run_agio_above_host_tier<cache::admit_on_reuse>(ex, rt, p, layout, model, cache_bytes, s);
+  }
+  if (s.host_tier_admission == "on_eviction") {
+    return run_agio_above_host_tier<cache::admit_on_eviction>(ex, rt, p, layout, model, cache_bytes, s);
+  }
+  return run_agio_above_host_tier<cache::admit_always>(ex, rt, p, layout, model, cache_bytes, s);
 }
 
 mode_run run_hbm(executor& ex, device_point& p, const table_layout& layout, const float* tables) {
@@ -609,10 +621,7 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
         if (s.wants(tiered)) {
           std::vector<mode_run> runs;
           for (std::uint32_t k = 0; k < s.reps; ++k)
-            runs.push_back(
-                s.host_tier_admission == "on_reuse"
-                    ? run_agio_above_host_tier<cache::admit_on_reuse>(ex, *rt, p, layout, m, specs[i].cache_bytes, s)
-                    : run_agio_above_host_tier<cache::admit_always>(ex, *rt, p, layout, m, specs[i].cache_bytes, s));
+            runs.push_back(run_above_host_tier(ex, *rt, p, layout, m, specs[i].cache_bytes, s));
           record(i, tiered, runs);
         }
       }
@@ -734,8 +743,9 @@ dlrm_options parse_options(const options& opt) {
   s.stores = opt.list("store", "");  // default: `--devices` emulated SSDs, sized in make_plan
   opt.reject_unknown();
   if (o.devices == 0) throw std::invalid_argument("--devices is at least 1");
-  if (s.host_tier_admission != "always" && s.host_tier_admission != "on_reuse") {
-    throw std::invalid_argument("--host-tier-admission is always or on_reuse");
+  if (s.host_tier_admission != "always" && s.host_tier_admission != "on_reuse" &&
+      s.host_tier_admission != "on_eviction") {
+    throw std::invalid_argument("--host-tier-admission is always, on_reuse or on_eviction");
   }
   if (o.bam_mover != "copy_engine" && o.bam_mover != "gpu_warps") {
     throw std::invalid_argument("--bam-mover is copy_engine or gpu_warps");

@@ -26,8 +26,10 @@ class Cache:
     With `host_tier_bytes`, a host tier (docs/CACHE.md) of that many bytes of pinned host
     memory sits below the cache, with the same policy and line size: the cache's misses are
     served from it without a round trip to storage's controller, its write-backs go into it,
-    and flush() writes both out. `host_tier_admission` says which blocks it takes on a miss:
-    "always", or "on_reuse" (a block's second miss, so that a scan passes by);
+    and flush() writes both out. `host_tier_admission` says which blocks it takes:
+    "always" (every block the cache misses on), "on_reuse" (a block's second miss, so that a
+    scan passes by) or "on_eviction" (a victim cache: blocks go from storage straight into the
+    cache, and the clean lines it evicts are demoted into the tier);
     `host_tier_numa_node` binds its memory to a NUMA node (a CXL expander's, for one; -1: none);
     `host_tier_latency_ns` adds that many nanoseconds to each of its accesses (emulating CXL
     memory). It needs a runtime whose completions a service retires (completion "on_demand",
@@ -71,7 +73,8 @@ class Cache:
     def counters(self) -> dict:
         """The cache's counts, over every Array on it, since it was made or reset_counters():
         hits, misses (fills issued), hits_on_busy, coalesced_in_warp, evictions, write_backs,
-        fill_failures, write_back_failures."""
+        fill_failures, write_back_failures, demotions (a host tier's: clean lines the cache
+        above put into it)."""
         return self._live().counters()
 
     def host_tier_counters(self) -> dict | None:

@@ -24,8 +24,10 @@ std::unique_ptr<array_cache> for_mode(runtime& rt, const cache_options& options,
     if (tier.admission == "always") return make_tiered_array_cache_of<Policy, cache::admit_always>(rt, options, tier);
     if (tier.admission == "on_reuse")
       return make_tiered_array_cache_of<Policy, cache::admit_on_reuse>(rt, options, tier);
-    throw std::invalid_argument("agio: host_tier_admission must be 'always' or 'on_reuse', not '" + tier.admission +
-                                "'");
+    if (tier.admission == "on_eviction")
+      return make_tiered_array_cache_of<Policy, cache::admit_on_eviction>(rt, options, tier);
+    throw std::invalid_argument("agio: host_tier_admission must be 'always', 'on_reuse' or 'on_eviction', not '" +
+                                tier.admission + "'");
   }
   if (rt.completion() == completion_mode::waiters) return make_array_cache_of<Policy, waiting_io_handle>(rt, options);
   return make_array_cache_of<Policy, io_handle>(rt, options);

@@ -7,4 +7,6 @@ template std::unique_ptr<array_cache> make_tiered_array_cache_of<cache::clock, c
     runtime&, const cache_options&, const host_tier_settings&);
 template std::unique_ptr<array_cache> make_tiered_array_cache_of<cache::clock, cache::admit_on_reuse>(
     runtime&, const cache_options&, const host_tier_settings&);
+template std::unique_ptr<array_cache> make_tiered_array_cache_of<cache::clock, cache::admit_on_eviction>(
+    runtime&, const cache_options&, const host_tier_settings&);
 }  // namespace agio::python

@@ -115,6 +115,7 @@ class shared_cache {
     out["write_backs"] = c.write_backs;
     out["fill_failures"] = c.fill_failures;
     out["write_back_failures"] = c.write_back_failures;
+    out["demotions"] = c.demotions;
     return out;
   }
 

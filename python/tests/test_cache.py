@@ -256,6 +256,24 @@ def test_a_host_tier_serves_the_second_pass_and_both_levels_reach_storage(backen
         np.testing.assert_array_equal(arrays.get(fresh[2].gather(arrays.put(index))), values)
 
 
+def test_a_host_tier_admitting_on_eviction_holds_what_the_cache_gave_up(backend, arrays):
+    """A victim tier: the first pass reads storage straight into the 64 KiB cache, whose
+    evictions are demoted into the tier; the second pass is served by the tier."""
+    with agio.Runtime(backend=backend, devices=["ram:4M"]) as rt:
+        everything = arrays.put(np.arange(1 << 18))
+        plain = agio.Cache(rt, cache_bytes=64 * 1024)
+        agio.Array(rt.devices[0], np.uint32, (1 << 18,), cache=plain)[everything] = arrays.put(
+            np.arange(1 << 18, dtype=np.uint32) * 7)
+        plain.flush()
+        cache = agio.Cache(rt, cache_bytes=64 * 1024, ways=4, host_tier_bytes=4 << 20,
+                           host_tier_admission="on_eviction")
+        array = agio.Array(rt.devices[0], np.uint32, (1 << 18,), cache=cache)
+        np.testing.assert_array_equal(arrays.get(array[everything]), np.arange(1 << 18) * 7)
+        np.testing.assert_array_equal(arrays.get(array[everything]), np.arange(1 << 18) * 7)
+        tier = cache.host_tier_counters()
+        assert tier["demotions"] > 0 and tier["hits"] > 0
+
+
 def test_host_memory_nodes_reads_a_cxl_expander_as_memory_only(tmp_path):
     for node, cpus in ((0, "0-7"), (4, "")):
         (tmp_path / f"node{node}").mkdir()
@@ -283,7 +301,7 @@ def test_a_host_tier_binds_to_a_node_the_host_lists(backend, arrays):
 
 def test_a_host_tier_refuses_what_it_cannot_do(backend):
     with agio.Runtime(backend=backend, devices=["ram:1M"]) as rt:
-        with pytest.raises(ValueError, match="host_tier_admission must be 'always' or 'on_reuse'"):
+        with pytest.raises(ValueError, match="host_tier_admission must be 'always', 'on_reuse' or 'on_eviction'"):
             agio.Cache(rt, host_tier_bytes=1 << 20, host_tier_admission="sometimes")
     with agio.Runtime(backend=backend, completion="waiters", devices=["ram:1M"]) as rt:
         with pytest.raises(ValueError, match="a host tier needs a runtime whose completions a service retires"):

@@ -63,7 +63,8 @@ TEST(CacheShadowFaults, WithAShareTable) { with_faults<cache::share_table>(false
 
 // The same through a cache above a host tier (cache/host_tier.hpp) of 32 lines, half the
 // blocks: both levels evict, the GPU cache's write-backs go into the tier and the tier's to
-// storage. Without faults, then with them (as above), admitting every block or on reuse only.
+// storage. Without faults, then with them (as above), admitting every block, on reuse only, or
+// on eviction (the clean lines the cache above evicts are demoted into the tier).
 template <class Admission>
 bench::shadow_report above_a_host_tier(bool faults, bool waiters) {
   const test::temp_file file("shadow-host-tier", true);
@@ -92,11 +93,20 @@ TEST(CacheShadowHostTier, AdmittingOnReuseWithWaitersRetiring) {
   test::expect_clean(r, false);
   EXPECT_GT(r.host_tier_counters.hits, 0u);
 }
+TEST(CacheShadowHostTier, DemotingEvictedLines) {
+  const bench::shadow_report r = above_a_host_tier<cache::admit_on_eviction>(false, false);
+  test::expect_clean(r, false);
+  EXPECT_GT(r.host_tier_counters.demotions, 0u);
+  EXPECT_GT(r.host_tier_counters.hits, 0u);
+}
 TEST(CacheShadowHostTierFaults, AdmittingEveryBlock) {
   test::expect_clean(above_a_host_tier<cache::admit_always>(true, false), true);
 }
 TEST(CacheShadowHostTierFaults, AdmittingOnReuseWithWaitersRetiring) {
   test::expect_clean(above_a_host_tier<cache::admit_on_reuse>(true, true), true);
+}
+TEST(CacheShadowHostTierFaults, DemotingEvictedLinesWithWaitersRetiring) {
+  test::expect_clean(above_a_host_tier<cache::admit_on_eviction>(true, true), true);
 }
 
 }  // namespace

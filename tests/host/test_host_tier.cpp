@@ -96,6 +96,26 @@ TEST_F(HostTier, AdmittingOnReuseLetsAScanPassBy) {
   EXPECT_EQ(tier.counters().hits, admitted);
 }
 
+// Admission on eviction (a victim cache): the first pass reads storage straight into the cache
+// above and demotes each line it evicts into the tier; the second pass finds every block in one
+// level or the other and sends storage no command.
+TEST_F(HostTier, DemotesTheLinesTheCacheAboveEvicts) {
+  write_pattern(rt, 64);
+  tier_cache tier(rt, in_host_memory(64));
+  tiered<cache::admit_on_eviction> cache(rt, tier, {8 * 4096, 4096, 4});
+  read_all(cache, 64);
+  const std::uint64_t after_first = store_commands(rt);
+  EXPECT_EQ(tier.counters().misses, 0u);
+  EXPECT_EQ(tier.counters().demotions, cache.counters().evictions);
+  EXPECT_EQ(cache.counters().evictions, 56u);
+  read_all(cache, 64);
+  EXPECT_EQ(store_commands(rt), after_first);
+  EXPECT_EQ(tier.counters().misses, 0u);
+  EXPECT_EQ(tier.counters().hits, cache.counters().misses - 64);
+  test::expect_nothing_held(cache);
+  test::expect_nothing_held(tier);
+}
+
 // Writes through an 8-line cache over 64 blocks: its write-backs land in the tier (storage
 // unchanged until the tier gives them up or is flushed); flush() writes both levels out.
 TEST_F(HostTier, WritesReachStorageOnFlush) {

@@ -41,6 +41,13 @@ namespace agio::cache {
 
 using detail::scope;
 
+// Whether the I/O handle `IO` takes the clean lines a cache evicts (io.demote: a host tier's,
+// host_tier.hpp); a store's does not.
+template <class IO>
+inline constexpr bool demotes_clean_lines = false;
+template <class IO>
+requires(IO::demotes_clean_lines) inline constexpr bool demotes_clean_lines<IO> = true;
+
 // A read through the cache into a user buffer: done at wait(), from the cache line.
 struct cache_transaction {
   std::uint64_t block = 0;
@@ -123,6 +130,31 @@ class cache_handle {
     count_event(state, &cache_counters::hits);
     line = found;
     return presence::pinned;
+  }
+
+  // Puts a clean copy of block `block` of `dev` (line_bytes at `src`) into a line if none holds
+  // the block and its set gives up a line at once: a demotion from the cache above
+  // (host_tier.hpp). Storage has the block, so giving up loses nothing; a dirty victim it
+  // meets is sent to be written back, and the next demotion to the set may find it clean.
+  // Returns whether it copied. A line that holds the block already has the same data or newer.
+  AGIO_HD bool offer_clean(std::uint32_t dev, std::uint64_t block, const void* src, deadline limit) const {
+    if (dev >= io.device_count) return false;
+    const std::uint64_t tag = block_tag(dev, block);
+    if (find(tag) != no_line) return false;
+    const auto copy_in = [&](claim_turn& turn) -> status {
+      std::uint32_t claimed = no_line;
+      dirty_victim dirty;
+      std::uint64_t evicted = no_tag;
+      const status s = claim_line_for(tag, claimed, dirty, evicted, turn, limit);
+      if (dirty.taken()) (void)write_back(dirty.line, dirty.was);
+      if (!s.ok()) return s;
+      detail::warp::copy_each<8>(detail::warp::active_lanes(), line_data(claimed), src, state.line_bytes);
+      count_event(state, &cache_counters::demotions);
+      // Release pairs with readers' acquire when they pin: the data precedes READY.
+      detail::store<scope::device>(state.words[claimed], line_word(line_ready), detail::release);
+      return s;
+    };
+    return taking_turns(tag, limit, copy_in).ok();
   }
 
   // Lets go of `pins` pins of `line` (one access's, or a group's that an array_reader took
@@ -357,6 +389,9 @@ class cache_handle {
  private:
   enum class fill_mode { plain, reserve };
 
+  // Whether a clean line this cache evicts goes down to the level below (a host tier's I/O).
+  static constexpr bool demotes = demotes_clean_lines<IO>;
+
   // A MODIFIED line that claim_line_for took for write-back (CLEANING) instead of a claim.
   struct dirty_victim {
     std::uint32_t line = no_line;
@@ -498,8 +533,10 @@ class cache_handle {
                         claim_turn& turn, deadline limit) const {
     std::uint32_t victim = no_line;
     dirty_victim dirty;
-    const status claimed = claim_line_for(tag, victim, dirty, turn, limit);
+    std::uint64_t evicted = no_tag;
+    const status claimed = claim_line_for(tag, victim, dirty, evicted, turn, limit);
     if (!dirty.taken() && !claimed.ok()) return claimed;
+    demote(victim, evicted);
     // One submission for the fill or the write-back, whichever this is: submitting either in a
     // place of its own inlined the I/O handle's submission twice into every kernel that may
     // miss, and each copy set a register peak (the graph kernels' BFS: 84 registers, 78 this
@@ -518,9 +555,10 @@ class cache_handle {
   // tagged, for the caller to fill or overwrite and publish. A dirty victim is taken for
   // write-back instead (CLEANING, in `dirty`), for the caller to write back, and pending
   // returned (case (d)): it is taken once it is clean. Claims are served in `turn` order once
-  // an access keeps losing (claim_turn.hpp).
-  AGIO_HD status claim_line_for(std::uint64_t tag, std::uint32_t& line, dirty_victim& dirty, claim_turn& turn,
-                                deadline limit) const {
+  // an access keeps losing (claim_turn.hpp). Where this cache demotes, `evicted` gets the tag
+  // of the clean block the line held (its data stays until the caller overwrites it).
+  AGIO_HD status claim_line_for(std::uint64_t tag, std::uint32_t& line, dirty_victim& dirty, std::uint64_t& evicted,
+                                claim_turn& turn, deadline limit) const {
     const std::uint32_t set = policy.set_of(state, tag);
     std::uint32_t& set_lock = state.set_locks[set];
     const lock_name name{lock_kind::cache_set, set};
@@ -550,7 +588,11 @@ class cache_handle {
       return {outcome::pending, 0};
     }
     turn.claimed(state, set, limit);
-    if (was == line_ready && load_tag(victim) != no_tag) count_event(state, &cache_counters::evictions);
+    const std::uint64_t held = load_tag(victim);
+    if (was == line_ready && held != no_tag) {
+      count_event(state, &cache_counters::evictions);
+      if constexpr (demotes) evicted = held;
+    }
     detail::store<scope::device>(state.tags[victim], tag, detail::relaxed);
     policy.on_insert(state, set, victim);
     locks.release(set_lock, name);
@@ -641,6 +683,14 @@ class cache_handle {
     return {outcome::success, 0};
   }
 
+  // Hands the clean block `evicted` that the claimed `line` still holds to the level below, if
+  // this cache demotes (else nothing is compiled).
+  AGIO_HD void demote(std::uint32_t line, std::uint64_t evicted) const {
+    if constexpr (demotes) {
+      if (evicted != no_tag) io.demote(tag_device(evicted), tag_block(evicted), line_data(line));
+    }
+  }
+
   // Writes a CLEANING line's block back; the completion makes it READY, or FAILED (the data
   // stays in the cache and is not lost). A write that cannot be submitted leaves the line as it
   // was (`was`).
@@ -682,7 +732,9 @@ class cache_handle {
         } else if (found == no_line) {
           std::uint32_t claimed = no_line;
           dirty_victim dirty;
-          status s = claim_line_for(tag, claimed, dirty, turn, limit);
+          std::uint64_t evicted = no_tag;
+          status s = claim_line_for(tag, claimed, dirty, evicted, turn, limit);
+          if (s.ok()) demote(claimed, evicted);
           if (dirty.taken()) {
             const status written = write_back(dirty.line, dirty.was);
             s = written.ok() ? status{outcome::pending, 0} : written;

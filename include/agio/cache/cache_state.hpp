@@ -24,6 +24,7 @@ struct cache_counters {
   std::uint64_t share_hits;           // async reads served from a shared buffer (share table)
   std::uint64_t fill_failures;        // fills whose read failed (the I/O error reaches the host)
   std::uint64_t write_back_failures;  // write-backs that failed (the line became FAILED, data kept)
+  std::uint64_t demotions;            // clean lines a cache above put in this one (a host tier's)
 
   // hits / (hits + misses): leaves out the accesses that waited on a fill (hits_on_busy) or
   // rode on another lane's access (coalesced_in_warp), whose numbers depend on the threads'
@@ -37,6 +38,12 @@ struct cache_counters {
   double miss_ratio(std::uint64_t accesses) const {
     return accesses == 0 ? 0 : static_cast<double>(misses) / static_cast<double>(accesses);
   }
+  // A host tier's hits as a share of the fills of the cache above it (`above_misses`): what
+  // did not come from storage, under any admission policy (hit_rate leaves out the misses that
+  // bypassed the tier).
+  double share_served(std::uint64_t above_misses) const {
+    return above_misses == 0 ? 0 : static_cast<double>(hits) / static_cast<double>(above_misses);
+  }
   cache_counters& operator+=(const cache_counters& o) {
     hits += o.hits;
     misses += o.misses;
@@ -47,6 +54,7 @@ struct cache_counters {
     share_hits += o.share_hits;
     fill_failures += o.fill_failures;
     write_back_failures += o.write_back_failures;
+    demotions += o.demotions;
     return *this;
   }
 };

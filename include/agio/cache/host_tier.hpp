@@ -10,6 +10,10 @@
 //     admission policy decides: the block is read into the host tier (the controller reads it
 //     straight into the tier's host memory) and copied up from there, or it goes from the store
 //     straight into the GPU line, as without the tier, and the host tier keeps nothing.
+//   - A clean line the GPU cache evicts is demoted into the host tier when the admission
+//     policy says so (a victim cache): the evicting thread copies it down, unless the tier holds
+//     the block already or its set has no line to give at once (storage has the block, so a
+//     demotion that gives up loses nothing).
 //   - A write-back of the GPU cache writes the line into the host tier (MODIFIED there); the
 //     host tier writes it to the store when it evicts it, or when it is flushed. Nothing is
 //     acknowledged twice: the GPU line becomes clean only once the host tier holds its data.
@@ -33,18 +37,33 @@
 
 namespace agio::cache {
 
-// Admission policies: whether a block the GPU cache missed on, and the host tier does not hold,
-// is read into the host tier. Write-backs always enter it (their data lives nowhere else).
-// A policy is a small struct copied into kernels, with `admit(tag)` run by the thread that
-// missed; `state_words(lines)` says how many 64-bit words of GPU memory it needs (zeroed, then
-// set to no_tag by the host side), `uses(words, count)` hands them over.
+// Admission policies: when a block enters the host tier. `admit(tag)`, run by the thread that
+// missed in the GPU cache on a block the tier does not hold, says whether the block is read
+// into the tier (else it goes from the store straight into the GPU line); `demotes` says
+// whether a clean line the GPU cache evicts enters the tier. Write-backs always enter it (their
+// data lives nowhere else). A policy is a small struct copied into kernels;
+// `state_words(lines)` says how many 64-bit words of GPU memory it needs (zeroed, then set to
+// no_tag by the host side), `uses(words, count)` hands them over.
 
 // Every block the GPU cache misses on goes through the host tier.
 struct admit_always {
   static constexpr const char* name = "always";
+  static constexpr bool demotes = false;
   static std::uint64_t state_words(std::uint32_t /*host_lines*/) { return 0; }
   void uses(std::uint64_t* /*words*/, std::uint64_t /*count*/) {}
   AGIO_HD bool admit(std::uint64_t /*tag*/) const { return true; }
+};
+
+// A victim cache (GMT's and LMB's placement of pages the GPU gives up): blocks go from the
+// store straight into the GPU cache, and enter the host tier when the GPU cache evicts them
+// clean (or writes them back), so the tier holds what the GPU cache held, not what it read.
+// Demotion costs the evicting thread a copy over PCIe; it never waits for a line of the tier.
+struct admit_on_eviction {
+  static constexpr const char* name = "on_eviction";
+  static constexpr bool demotes = true;
+  static std::uint64_t state_words(std::uint32_t /*host_lines*/) { return 0; }
+  void uses(std::uint64_t* /*words*/, std::uint64_t /*count*/) {}
+  AGIO_HD bool admit(std::uint64_t /*tag*/) const { return false; }
 };
 
 // A block enters the host tier on its second miss while the first is remembered (GMT's reuse
@@ -55,6 +74,7 @@ struct admit_always {
 // costs a block its admission this time.
 struct admit_on_reuse {
   static constexpr const char* name = "on_reuse";
+  static constexpr bool demotes = false;
   std::uint64_t* seen = nullptr;
   std::uint64_t slots = 0;
   static std::uint64_t state_words(std::uint32_t host_lines) { return host_lines; }
@@ -80,9 +100,19 @@ class tiered_io : public IO {
   using admission_policy = Admission;
   using tier_handle = cache_handle<TierPolicy, no_lock_chain, no_share_table, IO>;
 
+  static constexpr bool demotes_clean_lines = Admission::demotes;
+
   tier_handle tier;
   Admission admission;
   std::uint32_t added_latency_ns = 0;  // added to each access to host memory (emulates CXL)
+
+  // The GPU cache evicted block `block` of `dev` clean from `data` (its line, claimed by the
+  // caller until this returns): a copy goes into the tier if it does not hold the block. Out of
+  // line: a second claim path (the tier's) inlined into every miss of the cache above took
+  // ptxas minutes per kernel.
+  AGIO_HD_OUT_OF_LINE void demote(std::uint32_t dev, std::uint64_t block, const void* data) const {
+    if (tier.offer_clean(dev, block, data, deadline::after_ns(tier.wait_timeout_ns))) emulate_latency();
+  }
 
   AGIO_HD status async_signalled(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks,
                                  void* buffer, const completion_signal& signal) const {

@@ -11,6 +11,14 @@
 #define AGIO_DEVICE
 #endif
 
+// AGIO_HD for a rare path kept out of line on the device: inlined, its body would be compiled
+// into every kernel that may take it, at the cost of compile time and registers.
+#if defined(__CUDACC__)
+#define AGIO_HD_OUT_OF_LINE __host__ __device__ __noinline__
+#else
+#define AGIO_HD_OUT_OF_LINE
+#endif
+
 namespace agio::detail {
 
 // True while compiling device code; lets one function body pick the GPU or CPU primitive.
