@@ -12,6 +12,7 @@ tables: each lookup(b) returns batch b's rows as [batch, 26, dim] on the model's
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 
 import numpy as np
@@ -80,6 +81,28 @@ class HostLookup:
         self.staging = []
 
 
+# Managed memory's advice goes through the driver's cuMemAdvise_v2 (CUDA >= 12.2), which takes a
+# location (a type and an id): CUDA 13's runtime cudaMemAdvise takes one too where CUDA 12's took
+# a device number, and CuPy's runtime.memAdvise, passing the number, was refused with
+# cudaErrorInvalidValue (CuPy under CUDA 13, H100 VM, 2026-11-26).
+class _MemLocation(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int), ("id", ctypes.c_int)]
+
+
+_ADVISE_PREFERRED_LOCATION, _ADVISE_ACCESSED_BY = 3, 5  # CUmem_advise
+_LOCATION_DEVICE, _LOCATION_HOST = 1, 2  # CUmemLocationType
+
+
+def _advise(pointer: int, nbytes: int, advice: int, location: _MemLocation) -> None:
+    advise = ctypes.CDLL("libcuda.so.1").cuMemAdvise_v2
+    advise.argtypes = [ctypes.c_uint64, ctypes.c_size_t, ctypes.c_int, _MemLocation]
+    advise.restype = ctypes.c_int
+    result = advise(pointer, nbytes, advice, location)
+    if result != 0:
+        raise RuntimeError(f"cuMemAdvise_v2 (advice {advice}, location type {location.type}) "
+                           f"returned CUresult {result}")
+
+
 class ManagedLookup:
     """(c) The tables in CUDA managed memory, preferred in host memory (tables that do not fit
     the GPU): the GPU's lookups fault or map their pages over PCIe."""
@@ -93,9 +116,8 @@ class ManagedLookup:
         dim = tables[0].shape[1]
         nbytes = rows * dim * 4
         self.memory = cupy.cuda.malloc_managed(nbytes)
-        runtime = cupy.cuda.runtime
-        runtime.memAdvise(self.memory.ptr, nbytes, runtime.cudaMemAdviseSetPreferredLocation, runtime.cudaCpuDeviceId)
-        runtime.memAdvise(self.memory.ptr, nbytes, runtime.cudaMemAdviseSetAccessedBy, device.index or 0)
+        _advise(self.memory.ptr, nbytes, _ADVISE_PREFERRED_LOCATION, _MemLocation(_LOCATION_HOST, 0))
+        _advise(self.memory.ptr, nbytes, _ADVISE_ACCESSED_BY, _MemLocation(_LOCATION_DEVICE, device.index or 0))
         held = cupy.ndarray((rows, dim), cupy.float32, self.memory)
         self.weight = torch.as_tensor(held, device=device)
         start = 0
