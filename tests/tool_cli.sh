@@ -54,7 +54,10 @@ expect 2 'never creates' info "file:$work/new.bin?create=64M"
 [ -e "$work/new.bin" ] && fail "agio info created $work/new.bin"
 head -c 1048576 /dev/urandom > "$work/store.bin"
 expect 0 '2048 blocks of 512 bytes' info "file:$work/store.bin"
-# Without a URI, info lists the host's memory for a host tier: its NUMA nodes, or that there are none.
+# Without a URI, info lists the memory tiers: the GPUs' memory (none on a machine without a GPU or
+# in a build without the GPU backend), then the host's memory for a host tier: its NUMA nodes, or
+# that there are none.
+expect 0 '^GPU memory' info
 expect 0 '^host memory' info
 expect 2 'give one store URI' info "file:$work/store.bin" "file:$work/store.bin"
 

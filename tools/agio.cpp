@@ -37,9 +37,10 @@ int main(int argc, char** argv) {
   using agio::bench::command;
   std::vector<command> commands{
       {"info", "[URI]",
-       "print a store's size and block size, or without URI the host memory a host tier can use\n"
+       "print a store's size and block size, or without URI the memory tiers a cache can use\n"
        "Opens the store as it is (file:PATH or ram:SIZE) and never creates or resizes one. Without URI it\n"
-       "lists the host's NUMA nodes with their memory and CPUs: a host tier binds to one with\n"
+       "lists each GPU with its memory (where a cache's lines live), then the host's NUMA nodes with\n"
+       "their memory and CPUs (a host tier below the cache): a host tier binds to one with\n"
        "cache_options::numa_node (Python: host_tier_numa_node); a node without CPUs is memory only, as a\n"
        "CXL memory expander appears.",
        agio::tools::info_main},

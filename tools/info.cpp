@@ -1,11 +1,13 @@
 // agio info URI: opens a store as it is (never creating or resizing a file) and prints its size
-// and block size. agio info: the host's NUMA nodes, where a host tier's memory can be bound.
+// and block size. agio info: the memory tiers a cache can use: each GPU's memory (the cache) and
+// the host's NUMA nodes (where a host tier's memory can be bound).
 #include "info.hpp"
 
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 
+#include "agio/runtime/gpu_memory.hpp"
 #include "agio/runtime/host_memory_nodes.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "agio/store/store_uri.hpp"
@@ -14,6 +16,20 @@ namespace agio::tools {
 namespace {
 
 double gib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1ull << 30); }
+
+void print_gpu_memory() {
+  const std::vector<gpu_memory> gpus = gpu_memories();
+  if (gpus.empty()) {
+    std::printf(
+        "GPU memory: no GPU this build of agio can use (a cache then lives in host memory, run by CPU threads)\n");
+    return;
+  }
+  std::printf("GPU memory for the cache (cache_options::bytes, Python cache_bytes):\n");
+  for (const gpu_memory& g : gpus) {
+    std::printf("  GPU %d: %s, %.1f GiB, %.1f GiB free\n", g.index, g.name.c_str(), gib(g.total_bytes),
+                gib(g.free_bytes));
+  }
+}
 
 void print_host_memory() {
   const std::vector<host_memory_node> nodes = host_memory_nodes();
@@ -32,6 +48,7 @@ void print_host_memory() {
 
 int info_main(int argc, char** argv, int first) {
   if (argc == first) {
+    print_gpu_memory();
     print_host_memory();
     return 0;
   }

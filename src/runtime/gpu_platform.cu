@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "agio/runtime/cuda_error.hpp"
+#include "agio/runtime/gpu_memory.hpp"
 #include "agio/service/service.hpp"
 #include "runtime/numa_memory.hpp"
 #include "runtime/platform.hpp"
@@ -310,6 +311,29 @@ std::string no_gpu_reason(cudaError_t e) {
 }
 
 }  // namespace
+
+std::vector<gpu_memory> gpu_memories() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return {};
+  }
+  int current = 0;
+  throw_on_cuda_error(cudaGetDevice(&current), "cudaGetDevice");
+  std::vector<gpu_memory> gpus;
+  for (int d = 0; d < count; ++d) {
+    cudaDeviceProp props{};
+    throw_on_cuda_error(cudaGetDeviceProperties(&props, d), "cudaGetDeviceProperties");
+    std::size_t free_bytes = 0;
+    std::size_t total_bytes = 0;
+    throw_on_cuda_error(cudaSetDevice(d), "cudaSetDevice");
+    const cudaError_t read = cudaMemGetInfo(&free_bytes, &total_bytes);
+    cudaSetDevice(current);
+    throw_on_cuda_error(read, "cudaMemGetInfo");
+    gpus.push_back({d, props.name, total_bytes, free_bytes});
+  }
+  return gpus;
+}
 
 std::unique_ptr<runtime::platform> make_gpu_platform(std::string& why_not) {
   require_eager_module_loading();

@@ -1,6 +1,7 @@
 // The CPU suite's first-hour calls (tests/host/test_api.cpp) from GPU threads: byte-addressed
 // reads that split long ranges and refuse misaligned ones, wait_all over a thread's own
-// transactions, read_all, and describe() words a kernel can print.
+// transactions, read_all, and describe() words a kernel can print. And the GPUs' memory as
+// agio info lists it.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <type_traits>
 
 #include "agio/agio.hpp"
+#include "agio/runtime/gpu_memory.hpp"
 #include "test_support.hpp"
 
 namespace agio {
@@ -149,6 +151,28 @@ TEST(GpuApi, ByteAddressedReadsWaitAllAndBatchesFromGpuThreads) {
   rt.free(data);
   rt.free(buffers);
   rt.free(out);
+}
+
+// Every GPU CUDA reports is listed once, by ordinal, with a name and its memory; the runtime's
+// GPU is among them, by the name it describes; the caller's current device is left alone.
+TEST(GpuApi, ListsTheGpusAndTheirMemory) {
+  runtime rt(test::gpu_options());
+  int before = -1;
+  ASSERT_EQ(cudaGetDevice(&before), cudaSuccess);
+  const std::vector<gpu_memory> gpus = gpu_memories();
+  ASSERT_FALSE(gpus.empty());
+  bool runtime_gpu_listed = false;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    EXPECT_EQ(gpus[i].index, static_cast<int>(i));
+    EXPECT_FALSE(gpus[i].name.empty());
+    EXPECT_GT(gpus[i].total_bytes, 0u);
+    EXPECT_LE(gpus[i].free_bytes, gpus[i].total_bytes);
+    runtime_gpu_listed = runtime_gpu_listed || rt.describe().find(gpus[i].name) != std::string::npos;
+  }
+  EXPECT_TRUE(runtime_gpu_listed) << rt.describe();
+  int after = -1;
+  ASSERT_EQ(cudaGetDevice(&after), cudaSuccess);
+  EXPECT_EQ(after, before);
 }
 
 }  // namespace
