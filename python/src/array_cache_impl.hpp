@@ -18,6 +18,7 @@ struct caches_alone {
   software_cache<Policy, cache::no_lock_chain, cache::no_share_table, IO> cache;
   caches_alone(runtime& rt, const cache_options& options) : cache(rt, options) {}
   cache_counters tier_counters() const { return {}; }
+  void reset_tier_counters() {}
 };
 
 // A cache above a host tier of the same policy; the tier is made first and goes last.
@@ -35,6 +36,7 @@ struct caches_above_tier {
     return options;
   }
   cache_counters tier_counters() const { return tier.counters(); }
+  void reset_tier_counters() { tier.reset_counters(); }
 };
 
 template <class Caches>
@@ -64,7 +66,7 @@ class typed_array_cache final : public array_cache {
   cache_counters counters() const override { return caches_.cache.counters(); }
   void reset_counters() override {
     caches_.cache.reset_counters();
-    if constexpr (requires { caches_.tier; }) caches_.tier.reset_counters();
+    caches_.reset_tier_counters();
   }
   cache_counters host_tier_counters() const override { return caches_.tier_counters(); }
 
