@@ -12,7 +12,8 @@
 #endif
 
 // AGIO_HD for a rare path kept out of line on the device: inlined, its body would be compiled
-// into every kernel that may take it, at the cost of compile time and registers.
+// into every kernel that may take it, at the cost of compile time. (The call is not free: its
+// caller may keep its arguments' objects in a stack frame.)
 #if defined(__CUDACC__)
 #define AGIO_HD_OUT_OF_LINE __host__ __device__ __noinline__
 #else
