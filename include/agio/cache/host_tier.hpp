@@ -45,12 +45,16 @@ namespace agio::cache {
 // `state_words(lines)` says how many 64-bit words of GPU memory it needs (zeroed, then set to
 // no_tag by the host side), `uses(words, count)` hands them over.
 
-// Every block the GPU cache misses on goes through the host tier.
-struct admit_always {
-  static constexpr const char* name = "always";
-  static constexpr bool demotes = false;
+// What a policy that keeps no state of its own needs of the interface.
+struct stateless_admission {
   static std::uint64_t state_words(std::uint32_t /*host_lines*/) { return 0; }
   void uses(std::uint64_t* /*words*/, std::uint64_t /*count*/) {}
+};
+
+// Every block the GPU cache misses on goes through the host tier.
+struct admit_always : stateless_admission {
+  static constexpr const char* name = "always";
+  static constexpr bool demotes = false;
   AGIO_HD bool admit(std::uint64_t /*tag*/) const { return true; }
 };
 
@@ -58,11 +62,9 @@ struct admit_always {
 // store straight into the GPU cache, and enter the host tier when the GPU cache evicts them
 // clean (or writes them back), so the tier holds what the GPU cache held, not what it read.
 // Demotion costs the evicting thread a copy over PCIe; it never waits for a line of the tier.
-struct admit_on_eviction {
+struct admit_on_eviction : stateless_admission {
   static constexpr const char* name = "on_eviction";
   static constexpr bool demotes = true;
-  static std::uint64_t state_words(std::uint32_t /*host_lines*/) { return 0; }
-  void uses(std::uint64_t* /*words*/, std::uint64_t /*count*/) {}
   AGIO_HD bool admit(std::uint64_t /*tag*/) const { return false; }
 };
 
