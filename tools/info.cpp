@@ -54,8 +54,8 @@ int info_main(int argc, char** argv, int first) {
   }
   if (argc - first != 1 || std::string(argv[first]).rfind("--", 0) == 0) {
     throw std::invalid_argument(
-        "give one store URI (file:PATH or ram:SIZE), e.g. agio info file:/data/store.bin, or none for the host's "
-        "memory");
+        "give one store URI (file:PATH or ram:SIZE), e.g. agio info file:/data/store.bin, or none for the "
+        "memory a cache and a host tier can use");
   }
   const std::string uri = argv[first];
   // Looking must not change anything: a create= would make or grow the file.

@@ -734,7 +734,7 @@ class cache_handle {
           dirty_victim dirty;
           std::uint64_t evicted = no_tag;
           status s = claim_line_for(tag, claimed, dirty, evicted, turn, limit);
-          if (s.ok()) demote(claimed, evicted);
+          demote(claimed, evicted);
           if (dirty.taken()) {
             const status written = write_back(dirty.line, dirty.was);
             s = written.ok() ? status{outcome::pending, 0} : written;
