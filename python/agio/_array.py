@@ -10,7 +10,7 @@ from typing import Any
 import numpy
 
 from . import _agio
-from ._cache import Cache
+from ._cache import Cache, own_or_shared
 from ._runtime import Device, _array
 from ._stage import open_array
 
@@ -60,23 +60,11 @@ class Array:
         runtime = dev._runtime
         self._runtime = runtime
         self._table = _agio.RowTable(runtime._live(), dev.index, offset, self.row_bytes, self.shape[0])
-        given = {"cache_bytes": cache_bytes, "policy": policy, "line_bytes": line_bytes, "ways": ways}
-        options = {name: value for name, value in given.items() if value is not None}
-        self._owns_cache = cache is None
         self._closed = False
-        if cache is None:
-            cache = Cache(runtime, **options)
-        elif not isinstance(cache, Cache):
-            raise TypeError(f"agio.Array: cache must be an agio.Cache, not {type(cache).__name__}")
-        elif options:
-            raise ValueError(
-                f"agio.Array: {', '.join(options)} shape a cache of the array's own; with cache= the "
-                "shared agio.Cache's options hold (give them to agio.Cache instead)"
-            )
-        elif cache.runtime is not runtime:
-            raise ValueError("agio.Array: cache belongs to another agio.Runtime than dev")
-        cache._live()  # a closed cache is refused now, not at the first call
-        self.cache: Cache = cache
+        self.cache: Cache
+        self.cache, self._owns_cache = own_or_shared(runtime, cache, "agio.Array", "the array's", {},
+                                                     cache_bytes=cache_bytes, policy=policy,
+                                                     line_bytes=line_bytes, ways=ways)
 
     def __len__(self) -> int:
         return self.shape[0]

@@ -106,3 +106,23 @@ class Cache:
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{self.cache_bytes} bytes"
         return f"agio.Cache(policy={self.policy!r}, line_bytes={self.line_bytes}, ways={self.ways}, {state})"
+
+
+def own_or_shared(runtime: Runtime, cache: Cache | None, where: str, owner: str, defaults: dict[str, Any],
+                  **given: Any) -> tuple[Cache, bool]:
+    """The cache `where` (an agio.Array, a FeatureStore) reads through, and whether it is its
+    own: `cache`, an open agio.Cache of `runtime` shared with others (checked); or, when None, a
+    new Cache of `runtime` made with the options `given` (those not None) over `defaults`.
+    Options given beside cache= are refused: the shared cache's own hold."""
+    options = {name: value for name, value in given.items() if value is not None}
+    if cache is None:
+        return Cache(runtime, **{**defaults, **options}), True
+    if not isinstance(cache, Cache):
+        raise TypeError(f"{where}: cache must be an agio.Cache, not {type(cache).__name__}")
+    if options:
+        raise ValueError(f"{where}: {', '.join(options)} shape a cache of {owner} own; with cache= the shared "
+                         "agio.Cache's options hold (give them to agio.Cache instead)")
+    if cache.runtime is not runtime:
+        raise ValueError(f"{where}: cache belongs to another agio.Runtime than its device")
+    cache._live()  # a closed cache is refused now, not at the first call
+    return cache, False

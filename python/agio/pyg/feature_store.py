@@ -13,6 +13,7 @@ from torch_geometric.data import TensorAttr
 import agio
 
 from .._array import numpy_dtype
+from .._cache import own_or_shared
 from .store_space import StoreSpace
 
 Key = tuple[Optional[str], Optional[str]]
@@ -50,19 +51,10 @@ class FeatureStore(PygFeatureStore):
         if not store._runtime.running:
             raise RuntimeError("agio.pyg.FeatureStore: the store's runtime must be started")
         self.store = store
-        self._owns_cache = cache is None
-        if cache is None:
-            cache = agio.Cache(store._runtime, cache_bytes=256 << 20 if cache_bytes is None else cache_bytes,
-                               policy=policy or "clock", line_bytes=line_bytes or 4096, ways=ways or 8)
-        elif not isinstance(cache, agio.Cache):
-            raise TypeError(f"agio.pyg.FeatureStore: cache must be an agio.Cache, not {type(cache).__name__}")
-        elif (cache_bytes, policy, line_bytes, ways) != (None,) * 4:
-            raise ValueError("agio.pyg.FeatureStore: cache_bytes, policy, line_bytes and ways shape a cache of its "
-                             "own; with cache= the shared agio.Cache's options hold (give them to agio.Cache instead)")
-        elif cache.runtime is not store._runtime:
-            raise ValueError("agio.pyg.FeatureStore: cache belongs to another agio.Runtime than store")
-        self.cache = cache
-        self._space = StoreSpace(store.capacity_bytes, cache.line_bytes)
+        self.cache, self._owns_cache = own_or_shared(store._runtime, cache, "agio.pyg.FeatureStore", "its",
+                                                     {"cache_bytes": 256 << 20}, cache_bytes=cache_bytes,
+                                                     policy=policy, line_bytes=line_bytes, ways=ways)
+        self._space = StoreSpace(store.capacity_bytes, self.cache.line_bytes)
         self._arrays: dict[Key, agio.Array] = {}
 
     # Core (CRUD) #############################################################
