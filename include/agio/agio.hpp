@@ -15,6 +15,7 @@
 #include "agio/queue/status.hpp"
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/lock_chain_recorder.hpp"
+#include "agio/runtime/memory_buffer.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "agio/runtime/software_cache.hpp"
 #include "agio/spec/status.hpp"

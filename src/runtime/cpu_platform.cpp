@@ -80,20 +80,19 @@ class cpu_platform final : public runtime::platform {
   std::string describe() const override { return "CPU threads"; }
 
   void* allocate_pinned(std::size_t bytes) override { return zeroed_allocation(bytes); }
-  void* allocate_pinned_on(std::size_t bytes, int node) override {
-    void* p = map_on_node(bytes, node);
+  void* adopt_mapping(void* p, std::size_t bytes) override {
     std::lock_guard lock(mutex_);
-    node_blocks_.emplace_back(p, bytes);
+    mapped_blocks_.emplace_back(p, bytes);
     return p;
   }
   void free_pinned(void* p) override {
     {
       std::lock_guard lock(mutex_);
       const auto it =
-          std::find_if(node_blocks_.begin(), node_blocks_.end(), [p](const auto& b) { return b.first == p; });
-      if (it != node_blocks_.end()) {
-        unmap_from_node(p, it->second);
-        node_blocks_.erase(it);
+          std::find_if(mapped_blocks_.begin(), mapped_blocks_.end(), [p](const auto& b) { return b.first == p; });
+      if (it != mapped_blocks_.end()) {
+        unmap_host(p, it->second);
+        mapped_blocks_.erase(it);
         return;
       }
     }
@@ -175,7 +174,7 @@ class cpu_platform final : public runtime::platform {
   std::uint32_t running_ = 0;
   std::vector<std::thread> threads_;
   std::vector<std::pair<void*, std::size_t>> device_blocks_;
-  std::vector<std::pair<void*, std::size_t>> node_blocks_;  // from allocate_pinned_on
+  std::vector<std::pair<void*, std::size_t>> mapped_blocks_;  // from adopt_mapping
 };
 
 }  // namespace

@@ -137,16 +137,15 @@ class gpu_platform final : public runtime::platform {
     std::memset(p, 0, bytes);
     return p;
   }
-  // Memory of the node, pinned and mapped by registering it.
-  void* allocate_pinned_on(std::size_t bytes, int node) override {
-    void* p = map_on_node(bytes, node);
+  // Pinned and mapped by registering it.
+  void* adopt_mapping(void* p, std::size_t bytes) override {
     const cudaError_t registered = cudaHostRegister(p, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable);
     if (registered != cudaSuccess) {
-      unmap_from_node(p, bytes);
+      unmap_host(p, bytes);
       throw_on_cuda_error(registered, "cudaHostRegister");
     }
     std::lock_guard lock(deferred_mutex_);
-    node_blocks_.emplace_back(p, bytes);
+    mapped_blocks_.emplace_back(p, bytes);
     return p;
   }
   // cudaFreeHost (and cudaHostUnregister) wait for every kernel on the device, the completion
@@ -240,14 +239,15 @@ class gpu_platform final : public runtime::platform {
   }
   // With deferred_mutex_ held.
   void release_pinned(void* p) {
-    const auto it = std::find_if(node_blocks_.begin(), node_blocks_.end(), [p](const auto& b) { return b.first == p; });
-    if (it == node_blocks_.end()) {
+    const auto it =
+        std::find_if(mapped_blocks_.begin(), mapped_blocks_.end(), [p](const auto& b) { return b.first == p; });
+    if (it == mapped_blocks_.end()) {
       cudaFreeHost(p);
       return;
     }
     cudaHostUnregister(p);
-    unmap_from_node(p, it->second);
-    node_blocks_.erase(it);
+    unmap_host(p, it->second);
+    mapped_blocks_.erase(it);
   }
 
   void copy(void* dst, const void* src, std::size_t bytes) {
@@ -263,7 +263,7 @@ class gpu_platform final : public runtime::platform {
   bool service_running_ = false;
   std::mutex deferred_mutex_;
   std::vector<void*> deferred_pinned_;
-  std::vector<std::pair<void*, std::size_t>> node_blocks_;  // from allocate_pinned_on
+  std::vector<std::pair<void*, std::size_t>> mapped_blocks_;  // from adopt_mapping
 };
 
 // The completion service is a kernel that runs as long as the runtime. With CUDA's lazy module

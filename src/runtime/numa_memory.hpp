@@ -10,6 +10,13 @@ namespace agio {
 // node when the kernel refuses it (no such node, or no NUMA support), std::invalid_argument
 // for a negative node or one beyond the 1024 the mask covers.
 void* map_on_node(std::size_t bytes, int node);
-void unmap_from_node(void* p, std::size_t bytes);
+// The first `bytes` of the shareable memory object `descriptor` (a memfd), mapped shared: every
+// mapping of the object, in this process or another, reads and writes the same pages. With
+// `node` >= 0 they are bound to that node and zeroed (for an object nobody has written yet);
+// with -1 they are left as they are. Throws as map_on_node, or std::system_error for a
+// descriptor that cannot be mapped.
+void* map_shared(int descriptor, std::size_t bytes, int node);
+// Gives back either.
+void unmap_host(void* p, std::size_t bytes);
 
 }  // namespace agio

@@ -21,8 +21,10 @@ class runtime::platform {
 
   // Host memory the device side can reach (mapped pinned memory on the GPU), zeroed.
   virtual void* allocate_pinned(std::size_t bytes) = 0;
-  // The same, bound to NUMA node `node` (numa_memory.hpp).
-  virtual void* allocate_pinned_on(std::size_t bytes, int node) = 0;
+  // Takes over the caller's mapping of host memory (numa_memory.hpp): pins it and makes the
+  // device side reach it as it reaches allocate_pinned's; free_pinned unmaps it. Returns `p`;
+  // unmaps it and throws if it cannot be pinned.
+  virtual void* adopt_mapping(void* p, std::size_t bytes) = 0;
   // Gives back memory of either.
   virtual void free_pinned(void* p) = 0;
   // Memory only the device side uses (GPU memory), zeroed.

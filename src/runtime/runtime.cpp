@@ -14,6 +14,7 @@
 #include "agio/spec/status.hpp"
 #include "proxy/controller.hpp"
 #include "agio/store/store.hpp"
+#include "runtime/numa_memory.hpp"
 #include "runtime/platform.hpp"
 
 namespace agio {
@@ -67,6 +68,16 @@ struct runtime::state {
   proxy::iova_table iova;
   std::mutex allocations_mutex;
   std::vector<allocation> allocations;
+
+  // Pinned host memory handed out (allocate_host, map_host): registered for I/O, given back by
+  // free() or the destructor.
+  void keep_host(void* p, std::size_t bytes) {
+    {
+      std::lock_guard lock(allocations_mutex);
+      allocations.push_back({p, true});
+    }
+    iova.add({reinterpret_cast<std::uint64_t>(p), bytes, proxy::region_kind::host});
+  }
 
   bool running = false;
   bool stopped = false;
@@ -522,12 +533,15 @@ void* runtime::allocate_device(std::size_t bytes) {
 void* runtime::allocate_host(std::size_t bytes) { return allocate_host(bytes, -1); }
 
 void* runtime::allocate_host(std::size_t bytes, int numa_node) {
-  void* p = numa_node < 0 ? s_->plat->allocate_pinned(bytes) : s_->plat->allocate_pinned_on(bytes, numa_node);
-  {
-    std::lock_guard lock(s_->allocations_mutex);
-    s_->allocations.push_back({p, true});
-  }
-  s_->iova.add({reinterpret_cast<std::uint64_t>(p), bytes, proxy::region_kind::host});
+  void* p =
+      numa_node < 0 ? s_->plat->allocate_pinned(bytes) : s_->plat->adopt_mapping(map_on_node(bytes, numa_node), bytes);
+  s_->keep_host(p, bytes);
+  return p;
+}
+
+void* runtime::map_host(int descriptor, std::size_t bytes, int numa_node) {
+  void* p = s_->plat->adopt_mapping(map_shared(descriptor, bytes, numa_node), bytes);
+  s_->keep_host(p, bytes);
   return p;
 }
 

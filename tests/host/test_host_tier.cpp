@@ -1,6 +1,7 @@
 // A cache above a host tier (cache/host_tier.hpp) on CPU threads: reads served by the tier
 // instead of storage, admission on reuse, writes through both levels reaching storage on
-// flush and on stop, NUMA placement and the errors of a tier that does not fit. The shadow
+// flush and on stop, NUMA placement, lines taken from a memory buffer and the errors of a tier
+// that does not fit. The shadow
 // model runs above a tier too (test_cache_shadow.cpp).
 #include <gtest/gtest.h>
 
@@ -185,6 +186,36 @@ TEST_F(HostTier, BoundToANumaNode) {
   } catch (const std::system_error& e) {
     EXPECT_NE(std::string(e.what()).find("NUMA node 1000"), std::string::npos) << e.what();
   }
+}
+
+// A tier whose lines are a region of a memory buffer (LMB's): the buffer counts them beside its
+// other regions, the tier serves the cache above from them, a tier larger than what the buffer
+// has left is refused, and the region goes back with the tier.
+TEST_F(HostTier, TakesItsLinesFromAMemoryBufferBesideOtherRegions) {
+  write_pattern(rt, 32);
+  memory_buffer buffer(rt, 48 * 4096);
+  const host_region other = buffer.allocate(16 * 4096);
+  {
+    cache_options below = in_host_memory(32);
+    below.host_memory = &buffer;
+    tier_cache tier(rt, below);
+    EXPECT_EQ(buffer.used(), 48u * 4096);
+    tiered<cache::admit_always> cache(rt, tier, {8 * 4096, 4096, 4});
+    read_all(cache, 32);
+    read_all(cache, 32);
+    EXPECT_EQ(tier.counters().hits, 32u);
+    cache_options more = in_host_memory(8);
+    more.host_memory = &buffer;
+    EXPECT_THROW(tier_cache(rt, more), std::length_error);
+  }
+  EXPECT_EQ(buffer.used(), 16u * 4096);
+  EXPECT_EQ(buffer.region(other.id).data, other.data);
+
+  runtime another(cpu_options());
+  memory_buffer elsewhere(another, 32 * 4096);
+  cache_options foreign = in_host_memory(8);
+  foreign.host_memory = &elsewhere;
+  EXPECT_THROW(tier_cache(rt, foreign), std::invalid_argument);
 }
 
 // The tier's lines must be the size of the cache's above it.

@@ -216,6 +216,12 @@ class runtime {
   // without CPUs, is used); std::system_error if the node cannot take it.
   void* allocate_host(std::size_t bytes);
   void* allocate_host(std::size_t bytes, int numa_node);
+  // The first `bytes` of the shareable memory object `descriptor` (a memfd; memory_buffer.hpp
+  // shares regions this way), mapped shared, pinned and registered as allocate_host's is: every
+  // mapping of the object, in this runtime, another one or another process, holds the same
+  // bytes. With `numa_node` >= 0 its pages are bound to that node and zeroed (for an object
+  // nobody has written yet). free() unmaps it; the object lives on while others map it.
+  void* map_host(int descriptor, std::size_t bytes, int numa_node = -1);
   void free(void* p);
   // Registers memory the caller allocated (cudaMalloc or pinned host memory).
   void register_memory(void* p, std::size_t bytes);

@@ -28,6 +28,7 @@
 #include "agio/cache/cache.hpp"
 #include "agio/cache/host_tier.hpp"
 #include "agio/runtime/launch.hpp"
+#include "agio/runtime/memory_buffer.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "agio/spec/status.hpp"
 
@@ -46,6 +47,10 @@ struct cache_options {
   std::uint32_t write_back_attempts = 2;      // writes flush() issues for a line before it reports failure
   cache_memory memory = cache_memory::device;
   int numa_node = -1;  // with cache_memory::host: the NUMA node its lines are bound to (-1: none)
+  // With cache_memory::host: take the lines as a region of this buffer (memory_buffer.hpp), on
+  // its node, so that a host tier and the regions kernels and stores share draw on one budget
+  // (LMB's memory buffer). It must outlive the cache; nullptr: memory of the cache's own.
+  memory_buffer* host_memory = nullptr;
 };
 
 // How a cache in GPU memory uses the host tier below it.
@@ -237,9 +242,8 @@ class software_cache {
     c.set_count = static_cast<std::uint32_t>(sets);
     c.line_count = static_cast<std::uint32_t>(sets * ways);
     const std::size_t lines = c.line_count;
-    c.data = static_cast<std::byte*>(options.memory == cache_memory::host
-                                         ? take_host(lines * c.line_bytes, options.numa_node)
-                                         : take(lines * c.line_bytes));
+    c.data = static_cast<std::byte*>(options.memory == cache_memory::host ? take_host(lines * c.line_bytes, options)
+                                                                          : take(lines * c.line_bytes));
     c.words = static_cast<std::uint32_t*>(take(lines * sizeof(std::uint32_t)));
     c.tags = static_cast<std::uint64_t*>(take(lines * sizeof(std::uint64_t)));
     c.fill_status = static_cast<std::uint32_t*>(take(lines * sizeof(std::uint32_t)));
@@ -294,6 +298,7 @@ class software_cache {
       }
     }
     for (void* p : allocations_) rt_.free(p);
+    if (host_region_.first != nullptr) host_region_.first->free(host_region_.second);
   }
   software_cache(const software_cache&) = delete;
   software_cache& operator=(const software_cache&) = delete;
@@ -370,8 +375,15 @@ class software_cache {
     allocations_.push_back(p);
     return p;
   }
-  void* take_host(std::size_t bytes, int numa_node) {
-    void* p = rt_.allocate_host(bytes, numa_node);
+  void* take_host(std::size_t bytes, const cache_options& options) {
+    if (options.host_memory != nullptr) {
+      if (&options.host_memory->owner() != &rt_)
+        throw std::invalid_argument("agio: a cache's host_memory is a memory buffer of another runtime");
+      const host_region r = options.host_memory->allocate(bytes);
+      host_region_ = {options.host_memory, r.id};
+      return r.data;
+    }
+    void* p = rt_.allocate_host(bytes, options.numa_node);
     allocations_.push_back(p);
     return p;
   }
@@ -441,6 +453,8 @@ class software_cache {
   std::uint32_t* failed_line_ = nullptr;
   std::uint32_t write_back_attempts_ = 1;
   std::vector<void*> allocations_;
+  std::pair<memory_buffer*, std::uint64_t> host_region_{nullptr,
+                                                        0};  // the lines' region, from cache_options::host_memory
   std::uint64_t stop_hook_ = 0;
 };
 
