@@ -33,7 +33,11 @@ class Cache:
     `host_tier_numa_node` binds its memory to a NUMA node (a CXL expander's, for one; -1: none);
     `host_tier_latency_ns` adds that many nanoseconds to each of its accesses (emulating CXL
     memory). It needs a runtime whose completions a service retires (completion "on_demand",
-    the default, or "service")."""
+    the default, or "service"). On a runtime made with host_tier_bytes (agio.Runtime), the tier
+    takes its memory from the runtime's, on the runtime's node: by default all that is left of
+    it (host_tier_bytes=None), admitting as the runtime says (host_tier_admission=None);
+    host_tier_bytes=0 makes a cache without a tier. Elsewhere None means no tier and
+    "always"."""
 
     def __init__(
         self,
@@ -42,8 +46,8 @@ class Cache:
         policy: str = "clock",
         line_bytes: int = 4096,
         ways: int = 8,
-        host_tier_bytes: int = 0,
-        host_tier_admission: str = "always",
+        host_tier_bytes: int | None = None,
+        host_tier_admission: str | None = None,
         host_tier_numa_node: int = -1,
         host_tier_latency_ns: int = 0,
     ):
@@ -51,6 +55,13 @@ class Cache:
             raise TypeError(f"agio.Cache: runtime must be an agio.Runtime, not {type(runtime).__name__}")
         self.runtime = runtime  # the cache lives in the runtime's memory: keep the runtime alive
         self.cache_bytes, self.policy, self.line_bytes, self.ways = cache_bytes, policy, line_bytes, ways
+        if host_tier_bytes is None:
+            memory = runtime.host_tier_memory()
+            whole_sets = line_bytes * ways  # the tier keeps whole sets; none left: no tier
+            left = 0 if memory is None else memory["capacity_bytes"] - memory["used_bytes"]
+            host_tier_bytes = left // whole_sets * whole_sets
+        if host_tier_admission is None:
+            host_tier_admission = runtime.host_tier_admission
         self.host_tier_bytes = host_tier_bytes
         self._core = _agio.Cache(
             runtime._live(),

@@ -246,9 +246,19 @@ class Runtime:
     start to stop, saving a kernel launch per call; "waiters": none, waiting threads retire),
     max_transfer_bytes, controller_threads, service_warps, transaction_records,
     submit_timeout_ms, wait_timeout_ms, stop_timeout_ms, controller_spin_us,
-    gpu_thread_stack_bytes. An unknown keyword raises TypeError."""
+    gpu_thread_stack_bytes, host_tier_bytes and host_tier_numa_node. An unknown keyword raises
+    TypeError.
 
-    def __init__(self, backend: str = "auto", devices: tuple | list = (), **options: Any):
+    The host tier on the runtime: `host_tier_bytes` of pinned host memory (bound to NUMA node
+    `host_tier_numa_node`, -1 for none) that every agio.Cache made on this runtime gets below
+    it as a host tier unless it says otherwise (docs/CACHE.md), taking what is left of it by
+    default or its own host_tier_bytes of it; `host_tier_admission` ("always", "on_reuse",
+    "on_eviction") is those tiers' admission unless a Cache gives its own. host_tier_memory()
+    says how much is taken."""
+
+    def __init__(self, backend: str = "auto", devices: tuple | list = (), host_tier_admission: str = "always",
+                 **options: Any):
+        self.host_tier_admission = host_tier_admission
         opts = _agio.RuntimeOptions()
         opts.backend = backend
         opts.completion = "on_demand"
@@ -333,6 +343,12 @@ class Runtime:
         queue_full_retries, bytes, latency_p50_ns, latency_p99_ns. After stop: as they were
         then."""
         return self._stopped[1] if self._core is None else self._core.counters()
+
+    def host_tier_memory(self) -> dict | None:
+        """The runtime's host tier memory (host_tier_bytes): a dict of capacity_bytes, used_bytes
+        (what the host tiers of its caches hold) and numa_node; None without one or once
+        stopped."""
+        return None if self._core is None else self._core.host_tier_memory()
 
     def check(self) -> None:
         """Raises agio.IOError for the first request that failed since start, if any (after

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "agio/runtime/memory_buffer.hpp"
 #include "agio/runtime/runtime.hpp"
 #include "batch.hpp"
 #include "registrations.hpp"
@@ -70,6 +71,17 @@ class core {
       out.append(one);
     }
     return out;
+  }
+
+  // The runtime's host tier memory (runtime_options::host_tier_bytes) as a dict, or None.
+  nanobind::object host_tier_memory() const {
+    const memory_buffer* memory = rt_.host_tier_memory();
+    if (memory == nullptr) return nanobind::none();
+    nanobind::dict d;
+    d["capacity_bytes"] = memory->capacity();
+    d["used_bytes"] = memory->used();
+    d["numa_node"] = memory->numa_node();
+    return d;
   }
 
   // Starts reading or writing row i of `data` (its first dimension) at byte offset offsets[i],

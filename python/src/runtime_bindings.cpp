@@ -85,7 +85,9 @@ void bind_runtime(nb::module_& m) {
       .def_rw("wait_timeout_ms", &runtime_options::wait_timeout_ms)
       .def_rw("stop_timeout_ms", &runtime_options::stop_timeout_ms)
       .def_rw("controller_spin_us", &runtime_options::controller_spin_us)
-      .def_rw("gpu_thread_stack_bytes", &runtime_options::gpu_thread_stack_bytes);
+      .def_rw("gpu_thread_stack_bytes", &runtime_options::gpu_thread_stack_bytes)
+      .def_rw("host_tier_bytes", &runtime_options::host_tier_bytes)
+      .def_rw("host_tier_numa_node", &runtime_options::host_tier_numa_node);
 
   nb::class_<core>(m, "Core")
       .def(nb::init<const runtime_options&>())
@@ -98,6 +100,7 @@ void bind_runtime(nb::module_& m) {
       .def("check", &core::check)
       .def("devices", &core::devices)
       .def("counters", &core::counters)
+      .def("host_tier_memory", &core::host_tier_memory)
       .def("transfer", &core::transfer, nb::arg("dev"), nb::arg("write"), nb::arg("offsets"), nb::arg("data"),
            nb::arg("in_flight"), nb::arg("stream"))
       .def("transfer_range", &core::transfer_range, nb::arg("dev"), nb::arg("write"), nb::arg("data"), nb::arg("size"),

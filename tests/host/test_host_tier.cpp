@@ -218,6 +218,36 @@ TEST_F(HostTier, TakesItsLinesFromAMemoryBufferBesideOtherRegions) {
   EXPECT_THROW(tier_cache(rt, foreign), std::invalid_argument);
 }
 
+// A runtime configured with host tier memory (runtime_options::host_tier_bytes): tiers made on
+// it take their lines from it without being told, up to its size, and give them back; a tier
+// asking for another node than the runtime's memory is refused. Without it, a tier's memory is
+// its own.
+TEST(HostTierOnTheRuntime, TiersDrawOnTheRuntimesHostTierMemory) {
+  runtime_options options = cpu_options();
+  options.host_tier_bytes = 48 * 4096;
+  runtime rt(options);
+  rt.attach(device_options{"ram:1M?lba=4096", 1, 16});
+  rt.start();
+  write_pattern(rt, 32);
+  memory_buffer* memory = rt.host_tier_memory();
+  ASSERT_NE(memory, nullptr);
+  EXPECT_EQ(memory->capacity(), 48u * 4096);
+  {
+    tier_cache tier(rt, in_host_memory(32));
+    EXPECT_EQ(memory->used(), 32u * 4096);
+    tiered<cache::admit_always> cache(rt, tier, {8 * 4096, 4096, 4});
+    read_all(cache, 32);
+    read_all(cache, 32);
+    EXPECT_EQ(tier.counters().hits, 32u);
+    EXPECT_THROW(tier_cache(rt, in_host_memory(32)), std::length_error);
+    EXPECT_THROW(tier_cache(rt, in_host_memory(8, 1000)), std::invalid_argument);
+  }
+  EXPECT_EQ(memory->used(), 0u);
+
+  runtime plain(cpu_options());
+  EXPECT_EQ(plain.host_tier_memory(), nullptr);
+}
+
 // The tier's lines must be the size of the cache's above it.
 TEST_F(HostTier, LinesOfAnotherSizeAreRefused) {
   cache_options below = in_host_memory(32);

@@ -55,24 +55,12 @@ AGIO_HD inline sequence_reading read_sequences(std::uint64_t* words, stripe_rang
   return r;
 }
 
-// Copies `bytes` (a multiple of 8) of a write into the store, for the seqlock's writer (host
-// only). Release stores: a reader whose acquire load sees one of the words then sees the odd
-// sequence the writer stored before it. The source may be only dword aligned.
-inline void copy_into_stripes(std::byte* stored, const std::byte* src, std::uint64_t bytes) {
-#if !defined(__CUDA_ARCH__)
-  auto* words = reinterpret_cast<std::uint64_t*>(stored);
-  for (std::uint64_t i = 0; i < bytes / 8; ++i) {
-    std::uint64_t w;
-    std::memcpy(&w, src + i * 8, 8);
-    std::atomic_ref<std::uint64_t>(words[i]).store(w, std::memory_order_release);
-  }
-#endif
-}
-
 // Copies `bytes` (a multiple of 8) out of the store by one thread, for the seqlock's reader; a
 // look at the sequences after it is ordered after the copy. On the host each word is an acquire
-// load, pairing with the writer's release store of it (ThreadSanitizer models no fences); on the
-// device, plain loads and copy_fence().
+// load, pairing with the writer's release store of it (ThreadSanitizer models no fences; on
+// x86-64 the RAM store writes with non-temporal stores, which x86 keeps behind the locked
+// instruction that made the sequence odd: store_ram.cpp); on the device, plain loads and
+// copy_fence().
 AGIO_HD inline void copy_from_stripes(void* dst, const std::byte* stored, std::uint64_t bytes) {
 #if defined(__CUDA_ARCH__)
   detail::thread_copy(dst, stored, static_cast<std::uint32_t>(bytes));

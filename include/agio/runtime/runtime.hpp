@@ -24,6 +24,8 @@
 
 namespace agio {
 
+class memory_buffer;
+
 enum class backend { automatic, gpu, cpu };
 
 // Who retires completions. `service`: AGILE's completion service (a persistent kernel, or
@@ -70,6 +72,12 @@ struct runtime_options {
   // run_job refuses such a kernel; raise this for kernels of your own that need more. Costs
   // this much per thread the GPU can hold at once (4 KiB: 1.1 GiB on an H100).
   std::uint32_t gpu_thread_stack_bytes = 4096;
+  // The runtime's host tier memory: pinned host memory (0: none) that host tiers made on this
+  // runtime take their lines from (cache/host_tier.hpp), and that regions are allocated from
+  // (host_tier_memory(), memory_buffer.hpp), so that all of them draw on one budget; bound to NUMA
+  // node host_tier_numa_node (-1: none; a CXL expander's node, for one). Taken as used.
+  std::size_t host_tier_bytes = 0;
+  int host_tier_numa_node = -1;
 };
 
 // What the first failed request of a run was, and how it failed (io_error::request()).
@@ -223,6 +231,8 @@ class runtime {
   // nobody has written yet). free() unmaps it; the object lives on while others map it.
   void* map_host(int descriptor, std::size_t bytes, int numa_node = -1);
   void free(void* p);
+  // The memory buffer of runtime_options::host_tier_bytes, or nullptr when that is 0.
+  memory_buffer* host_tier_memory() const;
   // Registers memory the caller allocated (cudaMalloc or pinned host memory).
   void register_memory(void* p, std::size_t bytes);
   void unregister_memory(void* p);

@@ -49,7 +49,8 @@ struct cache_options {
   int numa_node = -1;  // with cache_memory::host: the NUMA node its lines are bound to (-1: none)
   // With cache_memory::host: take the lines as a region of this buffer (memory_buffer.hpp), on
   // its node, so that a host tier and the regions kernels and stores share draw on one budget
-  // (LMB's memory buffer). It must outlive the cache; nullptr: memory of the cache's own.
+  // (LMB's memory buffer). It must outlive the cache. nullptr: the runtime's
+  // (runtime_options::host_tier_bytes), or where it has none memory of the cache's own.
   memory_buffer* host_memory = nullptr;
 };
 
@@ -376,11 +377,16 @@ class software_cache {
     return p;
   }
   void* take_host(std::size_t bytes, const cache_options& options) {
-    if (options.host_memory != nullptr) {
-      if (&options.host_memory->owner() != &rt_)
+    memory_buffer* buffer = options.host_memory != nullptr ? options.host_memory : rt_.host_tier_memory();
+    if (buffer != nullptr) {
+      if (&buffer->owner() != &rt_)
         throw std::invalid_argument("agio: a cache's host_memory is a memory buffer of another runtime");
-      const host_region r = options.host_memory->allocate(bytes);
-      host_region_ = {options.host_memory, r.id};
+      if (options.numa_node != -1 && options.numa_node != buffer->numa_node()) {
+        throw std::invalid_argument("agio: a host tier on NUMA node " + std::to_string(options.numa_node) +
+                                    " from a memory buffer bound to node " + std::to_string(buffer->numa_node()));
+      }
+      const host_region r = buffer->allocate(bytes);
+      host_region_ = {buffer, r.id};
       return r.data;
     }
     void* p = rt_.allocate_host(bytes, options.numa_node);
