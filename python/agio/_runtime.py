@@ -258,6 +258,9 @@ class Runtime:
 
     def __init__(self, backend: str = "auto", devices: tuple | list = (), host_tier_admission: str = "always",
                  **options: Any):
+        if host_tier_admission not in ("always", "on_reuse", "on_eviction"):
+            raise ValueError(f"agio.Runtime: host_tier_admission must be 'always', 'on_reuse' or 'on_eviction', "
+                             f"not {host_tier_admission!r}")
         self.host_tier_admission = host_tier_admission
         opts = _agio.RuntimeOptions()
         opts.backend = backend

@@ -24,7 +24,7 @@ def test_every_cpp_option_is_a_keyword(backend, arrays):
     expected = {
         "backend", "mover", "completion", "max_transfer_bytes", "controller_threads", "service_warps",
         "transaction_records", "submit_timeout_ms", "wait_timeout_ms", "stop_timeout_ms",
-        "controller_spin_us", "gpu_thread_stack_bytes",
+        "controller_spin_us", "gpu_thread_stack_bytes", "host_tier_bytes", "host_tier_numa_node",
     }
     assert set(agio.runtime_option_names) == expected
     with agio.Runtime(backend=backend, devices=["ram:1M"], completion="waiters", wait_timeout_ms=5000,
@@ -39,6 +39,8 @@ def test_unknown_or_bad_options_are_refused():
         agio.Runtime(backend="tpu")
     with pytest.raises(ValueError, match="completion must be"):
         agio.Runtime(completion="sometimes")
+    with pytest.raises(ValueError, match="host_tier_admission must be 'always', 'on_reuse' or 'on_eviction'"):
+        agio.Runtime(host_tier_admission="sometimes")
 
 
 def test_devices_describe_their_store(backend, tmp_path):
