@@ -75,7 +75,8 @@ struct runtime_options {
   // The runtime's host tier memory: pinned host memory (0: none) that host tiers made on this
   // runtime take their lines from (cache/host_tier.hpp), and that regions are allocated from
   // (host_tier_memory(), memory_buffer.hpp), so that all of them draw on one budget; bound to NUMA
-  // node host_tier_numa_node (-1: none; a CXL expander's node, for one). Taken as used.
+  // node host_tier_numa_node (-1: none; a CXL expander's node, for one). Its pages are taken as
+  // tiers and regions are allocated.
   std::size_t host_tier_bytes = 0;
   int host_tier_numa_node = -1;
 };

@@ -459,8 +459,8 @@ class software_cache {
   std::uint32_t* failed_line_ = nullptr;
   std::uint32_t write_back_attempts_ = 1;
   std::vector<void*> allocations_;
-  std::pair<memory_buffer*, std::uint64_t> host_region_{nullptr,
-                                                        0};  // the lines' region, from cache_options::host_memory
+  // The lines' region, where a memory buffer gave them (cache_options::host_memory).
+  std::pair<memory_buffer*, std::uint64_t> host_region_{nullptr, 0};
   std::uint64_t stop_hook_ = 0;
 };
 
