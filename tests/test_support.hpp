@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <random>
@@ -83,6 +84,17 @@ inline std::vector<std::uint64_t> numerator_edges(std::uint32_t d, std::mt19937_
   }
   for (int i = 0; i < 2000; ++i) n.push_back(random() >> (i % 64));
   return n;
+}
+
+// The message of the exception `f` throws ("" if none).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
 }
 
 inline void run_threads(unsigned count, const std::function<void(unsigned)>& body) {

@@ -37,16 +37,7 @@ std::vector<std::uint32_t> neighbours(const csr& g, std::uint32_t v) {
 
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
-// The message of the exception `f` throws ("" if none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(GraphBuild, SymmetrizeAndSquish) {
   const csr g = from_pairs(4, {{0, 1}, {0, 1}, {1, 1}, {2, 0}, {3, 2}}, {.symmetrize = true, .squish = true});

@@ -29,14 +29,7 @@ constexpr std::uint32_t block = test::region_block_bytes;
 
 std::size_t page() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
 
-std::string message_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(nothing thrown)";
-}
+using test::error_of;
 
 TEST(MemoryBuffer, AllocatesZeroedRegionsUpToItsCapacityAndTakesBackWhatIsFreed) {
   runtime rt(test::cpu_options());
@@ -48,7 +41,7 @@ TEST(MemoryBuffer, AllocatesZeroedRegionsUpToItsCapacityAndTakesBackWhatIsFreed)
   EXPECT_EQ(std::memcmp(a.data, zeros.data(), a.bytes), 0);
   EXPECT_TRUE(rt.registered(a.data, a.bytes));
 
-  const std::string full = message_of([&] { buffer.allocate(2 * page()); });
+  const std::string full = error_of([&] { buffer.allocate(2 * page()); });
   EXPECT_NE(full.find(std::to_string(2 * page()) + " bytes asked, " + std::to_string(page()) + " of " +
                       std::to_string(3 * page()) + " free"),
             std::string::npos)
@@ -61,7 +54,7 @@ TEST(MemoryBuffer, AllocatesZeroedRegionsUpToItsCapacityAndTakesBackWhatIsFreed)
   buffer.free(a.id);
   EXPECT_FALSE(rt.registered(a.data, 1));
   EXPECT_EQ(buffer.used(), page());
-  EXPECT_NE(message_of([&] { buffer.free(a.id); }).find("no region " + std::to_string(a.id)), std::string::npos);
+  EXPECT_NE(error_of([&] { buffer.free(a.id); }).find("no region " + std::to_string(a.id)), std::string::npos);
   EXPECT_THROW(buffer.descriptor(a.id), std::invalid_argument);
   EXPECT_EQ(buffer.allocate(2 * page()).bytes, 2 * page());
 }
@@ -105,7 +98,7 @@ TEST_F(SharedRegion, AnotherRuntimeReachesTheRegionSharedAndNothingElseOfTheBuff
   EXPECT_EQ(refused.nvme_status, spec::make_status(spec::status_type::generic, spec::generic::data_transfer_error));
   const std::vector<std::byte> zeros(block);
   EXPECT_EQ(std::memcmp(other.data, zeros.data(), block), 0) << "a refused read wrote into another region";
-  const std::string why = message_of([&] { guest.check(); });
+  const std::string why = error_of([&] { guest.check(); });
   EXPECT_NE(why.find("buffer not registered with the runtime"), std::string::npos) << why;
 
   const status past_end = guest.io().read(0, 5, 2, static_cast<std::byte*>(view.data()) + block);
@@ -181,7 +174,7 @@ TEST(MemoryBuffer, IsBoundToANodeOfThisMachineAndRefusesOneItLacks) {
     EXPECT_NE(bound.allocate(1 << 16).data, nullptr);
   }
   memory_buffer absent(rt, 1 << 20, 1000);
-  const std::string why = message_of([&] { absent.allocate(1 << 16); });
+  const std::string why = error_of([&] { absent.allocate(1 << 16); });
   EXPECT_NE(why.find("NUMA node 1000"), std::string::npos) << why;
   EXPECT_EQ(absent.used(), 0u);
 }
