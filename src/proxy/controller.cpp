@@ -33,6 +33,12 @@ std::uint64_t steady_ns() {
           .count());
 }
 
+// Adds to a queue's counter. Each queue is served by one controller thread, its counters' only
+// writer: a relaxed load and store, not a locked add (readers load them relaxed).
+void count(std::atomic<std::uint64_t>& counter, std::uint64_t amount) {
+  counter.store(counter.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+}
+
 template <class T>
 T load_acquire(T& word) {
   return std::atomic_ref<T>(word).load(std::memory_order_acquire);
@@ -98,6 +104,10 @@ struct nvme_controller::worker {
   std::vector<std::deque<store_io>> backlog_;             // by device: I/Os the channel had no room for
   std::unique_ptr<copy_engine> engine_;
   std::vector<store_result> results_ = std::vector<store_result>(256);
+  // The time of the batch being handled (commands fetched from one doorbell, or results reaped
+  // together), read once per batch rather than per command: a clock read costs about as much
+  // as a small command's other bookkeeping. Commands of a batch share it in their counters.
+  std::uint64_t batch_ns_ = 0;
   std::vector<std::uint64_t> copied_ = std::vector<std::uint64_t>(256);
 
   device_endpoint& device_of(const queue_state& q) { return owner_.devices_[q.device]; }
@@ -129,6 +139,7 @@ struct nvme_controller::worker {
   // lets go of channels and the copy engine that still hold I/O (keep_forever).
   void abandon(std::uint16_t status) {
     refusal_ = status;
+    batch_ns_ = steady_ns();
     for (auto& waiting : backlog_) waiting.clear();
     for (auto& ch : channels_) {
       if (ch && ch->in_flight() != 0) {
@@ -217,6 +228,7 @@ struct nvme_controller::worker {
       return false;
     }
     bool fetched = false;
+    if (q.sq_head != doorbell) batch_ns_ = steady_ns();
     while (q.sq_head != doorbell) {
       spec::command cmd;
       std::memcpy(&cmd, &q.qp.sq[q.sq_head], sizeof cmd);
@@ -225,7 +237,7 @@ struct nvme_controller::worker {
       if (refusal_ == ok_status) {
         execute(q, cmd);
       } else {
-        q.counters->commands.fetch_add(1, std::memory_order_relaxed);
+        count(q.counters->commands, 1);
         complete(q, cmd.cid(), refusal_);
       }
       fetched = true;
@@ -235,11 +247,11 @@ struct nvme_controller::worker {
 
   void execute(queue_state& q, const spec::command& cmd) {
     const std::uint16_t cid = cmd.cid();
-    q.counters->commands.fetch_add(1, std::memory_order_relaxed);
+    count(q.counters->commands, 1);
     if (cid >= q.qp.depth) return complete(q, cid, generic_error(spec::generic::invalid_field));
     command_state& state = q.commands[cid];
     state = command_state{};
-    state.fetched_ns = steady_ns();
+    state.fetched_ns = batch_ns_;
     take_data_path_records(q, cid, state);
     device_endpoint& dev = device_of(q);
     if (cmd.nsid != dev.nsid) return complete(q, cid, generic_error(spec::generic::invalid_namespace));
@@ -337,7 +349,7 @@ struct nvme_controller::worker {
   }
 
   void submit_store(queue_state& q, const store_io& io) {
-    q.commands[cid_of(io.tag)].store_started_ns = steady_ns();
+    q.commands[cid_of(io.tag)].store_started_ns = batch_ns_;
     std::deque<store_io>& waiting = backlog_[q.device];
     if (!waiting.empty() || !channels_[q.device]->submit(io)) waiting.push_back(io);
   }
@@ -351,6 +363,7 @@ struct nvme_controller::worker {
       while (!waiting.empty() && ch->submit(waiting.front())) waiting.pop_front();
       ch->push();
       const std::size_t n = ch->reap(results_);
+      if (n != 0) batch_ns_ = steady_ns();
       for (std::size_t i = 0; i < n; ++i) on_store_done(results_[i]);
       worked |= n != 0;
     }
@@ -361,6 +374,7 @@ struct nvme_controller::worker {
     if (!engine_) return false;
     engine_->push();
     const std::size_t n = engine_->reap(copied_);
+    if (n != 0) batch_ns_ = steady_ns();
     for (std::size_t i = 0; i < n; ++i) on_copy_done(copied_[i]);
     return n != 0;
   }
@@ -369,7 +383,7 @@ struct nvme_controller::worker {
     queue_state& q = queues_[queue_of(r.tag)];
     const std::uint16_t cid = cid_of(r.tag);
     command_state& state = q.commands[cid];
-    q.counters->store_ns.fetch_add(steady_ns() - state.store_started_ns, std::memory_order_relaxed);
+    count(q.counters->store_ns, batch_ns_ - state.store_started_ns);
     if (state.op == spec::opcode::flush) {
       if (r.result < 0) {
         owner_.note_store_error(q.device, "flush failed: " + std::string(std::strerror(static_cast<int>(-r.result))),
@@ -396,7 +410,7 @@ struct nvme_controller::worker {
                                               ": a write to the same bytes never finished");
         return complete(q, cid, generic_error(spec::generic::internal_error));
       }
-      q.counters->bytes_read.fetch_add(state.bytes, std::memory_order_relaxed);
+      count(q.counters->bytes_read, state.bytes);
       if (state.next == then::copy_engine_to_user) {
         engine_->copy(state.user, state.io_buffer, state.bytes, r.tag);
         return;
@@ -409,7 +423,7 @@ struct nvme_controller::worker {
         }
       }
     } else {
-      q.counters->bytes_written.fetch_add(state.bytes, std::memory_order_relaxed);
+      count(q.counters->bytes_written, state.bytes);
     }
     complete(q, cid, ok_status);
   }
@@ -449,10 +463,10 @@ struct nvme_controller::worker {
   }
 
   void complete(queue_state& q, std::uint16_t cid, std::uint16_t nvme_status) {
-    if (nvme_status != ok_status) q.counters->errors.fetch_add(1, std::memory_order_relaxed);
+    if (nvme_status != ok_status) count(q.counters->errors, 1);
     if (cid < q.qp.depth) {
       q.outstanding[cid] = 0;
-      q.counters->controller_ns.fetch_add(steady_ns() - q.commands[cid].fetched_ns, std::memory_order_relaxed);
+      count(q.counters->controller_ns, batch_ns_ - q.commands[cid].fetched_ns);
     }
     q.completions.post(cid, nvme_status, q.sq_head);
   }

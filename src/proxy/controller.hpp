@@ -36,8 +36,9 @@ struct queue_counters {
   std::atomic<std::uint64_t> bytes_read{0};
   std::atomic<std::uint64_t> bytes_written{0};
   // Time spent inside the controller, summed over commands: from fetching the command to
-  // posting its completion, and the part of it the store took. Beside the device-side latency
-  // they split a request's time into transport, controller and storage.
+  // posting its completion, and the part of it the store took, with the clock read once per
+  // batch of commands fetched or completed together. Beside the device-side latency they split
+  // a request's time into transport, controller and storage.
   std::atomic<std::uint64_t> controller_ns{0};
   std::atomic<std::uint64_t> store_ns{0};
 };

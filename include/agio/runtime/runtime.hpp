@@ -141,8 +141,11 @@ struct queue_pair_counters {
   std::uint64_t errors = 0;
   std::uint64_t bytes_read = 0;
   std::uint64_t bytes_written = 0;
-  std::uint64_t controller_ns = 0;  // summed over commands: fetched to completion posted
-  std::uint64_t store_ns = 0;       // the store's part of controller_ns
+  // Summed over commands: fetched to completion posted, and the store's part of it; the clock is
+  // read once per batch of commands fetched or completed together, so these are a batch's
+  // times, not each command's own.
+  std::uint64_t controller_ns = 0;
+  std::uint64_t store_ns = 0;
 };
 
 struct device_counters {
