@@ -233,6 +233,7 @@ struct nvme_controller::worker {
       spec::command cmd;
       std::memcpy(&cmd, &q.qp.sq[q.sq_head], sizeof cmd);
       q.sq_head = (q.sq_head + 1) % q.qp.depth;
+      if (q.sq_head != doorbell) prefetch_records(q, q.qp.sq[q.sq_head].cid());
       if (cmd.cid() < q.qp.depth) q.outstanding[cmd.cid()] = 1;
       if (refusal_ == ok_status) {
         execute(q, cmd);
@@ -243,6 +244,15 @@ struct nvme_controller::worker {
       fetched = true;
     }
     return fetched;
+  }
+
+  // The records of the command fetched next, by its identifier: lines of pinned memory the GPU
+  // wrote, and the command's state. Their misses start now, behind this command's work.
+  static void prefetch_records(const queue_state& q, std::uint16_t cid) {
+    if (cid >= q.qp.depth) return;
+    __builtin_prefetch(&q.qp.deferred[cid], 1);
+    __builtin_prefetch(&q.qp.buffers[cid], 1);
+    __builtin_prefetch(&q.commands[cid], 1);
   }
 
   void execute(queue_state& q, const spec::command& cmd) {
@@ -297,6 +307,10 @@ struct nvme_controller::worker {
     state.op = static_cast<spec::opcode>(cmd.opc());
     state.bytes = static_cast<std::uint32_t>(bytes64);
     state.offset = slba * lba_bytes;
+    // A zero-copy read looks at its stripes' sequences once the store answers (publish_check).
+    if (const std::uint64_t* sequences = backing.view_sequences(); sequences != nullptr) {
+      __builtin_prefetch(sequences + (state.offset >> queue::stripe_shift));
+    }
     const std::uint16_t prp_status = prps_.walk(cmd, state.bytes);
     if (prp_status != ok_status) return complete(q, cid, prp_status);
     const translation* whole = prps_.whole() ? &*prps_.whole() : nullptr;
