@@ -82,20 +82,42 @@ inline status write_storage(runtime& rt, std::uint64_t offset, const std::vector
   return around_bytes(rt, offset, data.size(), true, [&](std::byte* p) { std::copy(data.begin(), data.end(), p); });
 }
 
+// Runs `body(cache)` with a cache of 8 lines of `line_bytes` on `rt`, above a host tier of
+// `host_tier_lines` (none if 0).
+template <class Body>
+void with_tiny_cache(runtime& rt, std::uint32_t line_bytes, std::uint32_t host_tier_lines, Body&& body) {
+  with_io(rt, [&](const auto& io) {
+    using IO = std::decay_t<decltype(io)>;
+    const cache_options options{8 * line_bytes, line_bytes, 2};
+    if (host_tier_lines == 0) {
+      software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, IO> cache(rt, options);
+      body(cache);
+      return;
+    }
+    cache_options in_host{std::size_t{host_tier_lines} * line_bytes, line_bytes, 4};
+    in_host.memory = cache_memory::host;
+    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, IO> tier(rt, in_host);
+    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table,
+                   cache::tiered_io<cache::clock, cache::admit_always, IO>>
+        cache(rt, tier, options);
+    body(cache);
+    EXPECT_GT(tier.counters().hits, 0u) << "the tier served none of the cache's misses";
+  });
+}
+
 // The scenario on a started runtime whose device 0 has room for 512 KiB of rows after
-// `offset`, with `threads` job threads (whole warps on the GPU).
-inline void rows_through_a_tiny_cache(runtime& rt, std::uint64_t row_bytes, std::uint64_t offset,
-                                      std::uint32_t threads) {
+// `offset`, with `threads` job threads (whole warps on the GPU), through a tiny cache above a
+// host tier of `host_tier_lines` (none if 0), a quarter of the table's lines: a warp's gather
+// of a line the tier holds is copied up by all its lanes.
+inline void rows_through_a_tiny_cache(runtime& rt, std::uint64_t row_bytes, std::uint64_t offset, std::uint32_t threads,
+                                      std::uint32_t host_tier_lines = 0) {
   constexpr std::uint32_t line_bytes = 4096;
   const std::uint64_t rows = (16 * 8 * line_bytes) / row_bytes;
   const cache::row_table table{0, offset, row_bytes, rows};
   const std::vector<std::byte> old_rows = random_bytes(rows * row_bytes, 1);
   ASSERT_TRUE(write_storage(rt, offset, old_rows).ok());
-  with_io(rt, [&](const auto& io) {
-    using IO = std::decay_t<decltype(io)>;
-    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, IO> cache(
-        rt, {8 * line_bytes, line_bytes, 2});
-    using handle = typename decltype(cache)::handle;
+  with_tiny_cache(rt, line_bytes, host_tier_lines, [&](auto& cache) {
+    using handle = typename std::decay_t<decltype(cache)>::handle;
     const std::uint64_t count = 3000;
     std::vector<std::uint64_t> picks(count);
     std::mt19937_64 random(2);

@@ -75,18 +75,16 @@ struct lone_lane_lines {
   }
 };
 
-// Through a cache: the first lane pins the line for the warp, every lane reads it, the first
-// lets go once all have.
+// Through a cache: the warp acquires the line together (the first lane pins it for the warp,
+// and a fill from the host tier is copied by every lane), every lane reads it, the first lets
+// go once all have.
 template <class Handle>
 struct cached_lines {
   Handle cache;
   AGIO_HD double sum(std::uint64_t block, std::uint32_t lane, std::uint32_t lanes, status& result) const {
     std::uint32_t line = cache::no_line;
-    status pinned{outcome::pending, 0};
-    if (lane == 0) pinned = cache.acquire_line(0, block, line, deadline::after_ns(cache.wait_timeout_ns));
     const portable::warp::lane_group warp = lanes == 1 ? portable::warp::lane_group{} : portable::warp::whole_warp();
-    line = portable::warp::from_leader(warp, line);
-    pinned = status::unpack(portable::warp::from_leader(warp, pinned.pack()));
+    const status pinned = cache.acquire_line_together(warp, 0, block, line, deadline::after_ns(cache.wait_timeout_ns));
     if (!pinned.ok()) {
       result = pinned;
       return 0;

@@ -35,6 +35,14 @@ TEST_P(RowAccess, ManyThreadsGatherAndScatterThroughATinyCache) {
   test::rows_through_a_tiny_cache(rt, GetParam().row_bytes, GetParam().offset, 24);
   rt.stop();
 }
+// The same above a host tier of 32 lines.
+TEST_P(RowAccess, ManyThreadsGatherAndScatterThroughATinyCacheAboveAHostTier) {
+  runtime rt(cpu_options());
+  rt.attach(device_options{"ram:2M?lba=512", 2, 32});
+  rt.start();
+  test::rows_through_a_tiny_cache(rt, GetParam().row_bytes, GetParam().offset, 24, 32);
+  rt.stop();
+}
 
 INSTANTIATE_TEST_SUITE_P(Sizes, RowAccess, ::testing::ValuesIn(test::row_cases()), test::row_case_name);
 

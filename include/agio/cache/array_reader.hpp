@@ -100,9 +100,10 @@ class array_reader {
     status result{outcome::pending, 0};
     const detail::warp::lane_group group = cache_.coalesced_until(
         block_tag(dev_, block), limit,
-        [&](std::uint32_t lanes) {
-          result = cache_.acquire_line(dev_, block, line, limit);
+        [&](const detail::warp::lane_group& crew) {
+          result = cache_.acquire_line(dev_, block, line, limit, crew);
           // Every lane of the group holds a pin of its own, given back whenever it moves on.
+          const std::uint32_t lanes = detail::warp::count(crew.mask);
           if (result.ok() && lanes != 1) cache_.add_pins(line, lanes - 1);
         },
         result);

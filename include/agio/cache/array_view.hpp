@@ -70,9 +70,9 @@ class array_view {
     // The group's leader pins the line for all its lanes and lets it go once all are done.
     const detail::warp::lane_group group = cache.coalesced_until(
         block_tag(dev, block), limit,
-        [&](std::uint32_t) {
-          result =
-              writes ? cache.acquire_for_write(dev, block, line, limit) : cache.acquire_line(dev, block, line, limit);
+        [&](const detail::warp::lane_group& crew) {
+          result = writes ? cache.acquire_for_write(dev, block, line, limit)
+                          : cache.acquire_line(dev, block, line, limit, crew);
         },
         result);
     // A failed group holds nothing, and its lanes may since have gone on in other groups (those

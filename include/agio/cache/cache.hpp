@@ -47,6 +47,12 @@ template <class IO>
 inline constexpr bool demotes_clean_lines = false;
 template <class IO>
 requires(IO::demotes_clean_lines) inline constexpr bool demotes_clean_lines<IO> = true;
+// Whether the I/O handle `IO` serves some fills by copying in the calling thread (a host tier's
+// hits, host_tier.hpp), which the lanes an access is made for can share (warp.hpp's crews).
+template <class IO>
+inline constexpr bool copies_with_crew = false;
+template <class IO>
+requires(IO::copies_with_crew) inline constexpr bool copies_with_crew<IO> = true;
 
 // A read through the cache into a user buffer: done at wait(), from the cache line.
 struct cache_transaction {
@@ -81,6 +87,13 @@ class cache_handle {
   // filling it from storage if needed. On success `line` is pinned: read or write its data,
   // then unpin(line) (mark_dirty(line) first after writing).
   AGIO_HD status acquire_line(std::uint32_t dev, std::uint64_t block, std::uint32_t& line, deadline limit) const {
+    return acquire_line(dev, block, line, limit, detail::warp::alone());
+  }
+  // acquire_line made by the leader of `crew` for the crew, whose other lanes wait in led() (or
+  // coalesced()): a fill that the level below serves by copying (a host tier's hit) is copied
+  // by all of them.
+  AGIO_HD status acquire_line(std::uint32_t dev, std::uint64_t block, std::uint32_t& line, deadline limit,
+                              const detail::warp::lane_group& crew) const {
     if (dev >= io.device_count) return {outcome::invalid_argument, 0};
     const std::uint64_t tag = block_tag(dev, block);
     return taking_turns(tag, limit, [&](claim_turn& turn) -> status {
@@ -105,7 +118,7 @@ class cache_handle {
             counted_wait = true;
           }
         } else {
-          const status inserted = insert(dev, block, tag, fill_mode::reserve, line, turn, limit);
+          const status inserted = insert(dev, block, tag, fill_mode::reserve, line, turn, limit, crew);
           if (inserted.ok()) return inserted;
           if (inserted.result != outcome::pending) return inserted;
         }
@@ -114,6 +127,23 @@ class cache_handle {
         wait.pause();
       }
     });
+  }
+
+  // acquire_line for the lanes of `crew` together, every one of them calling it with the same
+  // arguments (a warp that reads a whole line): the leader acquires the line, holding one pin
+  // for the crew, and a fill the level below serves by copying is copied by all of them. Every
+  // lane gets the status and the line, and may read the line once this returns; once every
+  // lane is done (a warp barrier), the leader unpins it.
+  AGIO_HD status acquire_line_together(const detail::warp::lane_group& crew, std::uint32_t dev, std::uint64_t block,
+                                       std::uint32_t& line, deadline limit) const {
+    status result{outcome::pending, 0};
+    led(
+        crew, [&] { result = acquire_line(dev, block, line, limit, crew); }, result);
+    line = detail::warp::from_leader(crew, line);
+    // Only the leader's pin acquired the line's data, and a shuffle orders no memory: the
+    // barrier does (the fill's release -> the leader's acquire -> the barrier -> the lanes).
+    detail::warp::sync(crew);
+    return result;
   }
 
   // The lookup of a cache below another (host_tier.hpp), which reads nothing from storage:
@@ -213,11 +243,11 @@ class cache_handle {
     status result{outcome::success, 0};
     coalesced_until(
         tag, limit,
-        [&](std::uint32_t) {
+        [&](const detail::warp::lane_group& group) {
           result = taking_turns(tag, limit, [&](claim_turn& turn) -> status {
             if (find(tag) != no_line) return {outcome::success, 0};
             std::uint32_t unused = no_line;
-            const status inserted = insert(dev, block, tag, fill_mode::plain, unused, turn, limit);
+            const status inserted = insert(dev, block, tag, fill_mode::plain, unused, turn, limit, group);
             return inserted.result == outcome::pending ? status{outcome::success, 0} : inserted;
           });
         },
@@ -357,20 +387,36 @@ class cache_handle {
   // cache (a line index or a block's tag means nothing in another).
   AGIO_HD std::uint64_t cache_id() const { return reinterpret_cast<std::uint64_t>(state.words); }
 
-  // Runs `body(lanes)` once per group of lanes of the calling warp that pass the same `key` to
-  // the same cache, on the group's leader, with the group's size, and gives every lane of the
-  // group the leader's `result`. Returns the group, for callers that share more of the leader's
-  // work.
+  // Runs `body(group)` once per group of lanes of the calling warp that pass the same `key` to
+  // the same cache, on the group's leader while the others wait as its crew (led), and gives
+  // every lane of the group the leader's `result`. Returns the group, for callers that share
+  // more of the leader's work.
   template <class Body>
   AGIO_HD detail::warp::lane_group coalesced(std::uint64_t key, Body&& body, status& result) const {
     const detail::warp::lane_group group = detail::warp::group_by(key, cache_id());
-    if (detail::warp::leads(group)) {
-      const std::uint32_t lanes = detail::warp::count(group.mask);
-      body(lanes);
-      if (lanes != 1) count_event(state, &cache_counters::coalesced_in_warp, lanes - 1);
-    }
-    result = status::unpack(detail::warp::from_leader(group, result.pack()));
+    led(
+        group,
+        [&] {
+          body(group);
+          const std::uint32_t lanes = detail::warp::count(group.mask);
+          if (lanes != 1) count_event(state, &cache_counters::coalesced_in_warp, lanes - 1);
+        },
+        result);
     return group;
+  }
+  // Runs `body()` on the leader of `crew` while the crew's other lanes wait, lending it their
+  // hands for the copies the I/O handle makes on the way if it copies with crews (warp.hpp), and
+  // gives every lane the leader's `result`. `body` passes `crew` to what it calls here
+  // (acquire_line, insert) and must not wait for the other lanes.
+  template <class Body>
+  AGIO_HD void led(const detail::warp::lane_group& crew, Body&& body, status& result) const {
+    if (detail::warp::leads(crew)) {
+      body();
+      if constexpr (crew_copies) detail::warp::dismiss(crew);
+    } else if constexpr (crew_copies) {
+      detail::warp::serve(crew);
+    }
+    result = status::unpack(detail::warp::from_leader(crew, result.pack()));
   }
   // `coalesced` for an access that waits under its own deadline `limit`: the group waits under
   // its leader's deadline, and a lane whose own has not passed when the leader's did tries
@@ -391,6 +437,8 @@ class cache_handle {
 
   // Whether a clean line this cache evicts goes down to the level below (a host tier's I/O).
   static constexpr bool demotes = demotes_clean_lines<IO>;
+  // Whether fills are copied by the lanes they are made for (a host tier's I/O).
+  static constexpr bool crew_copies = copies_with_crew<IO>;
 
   // A MODIFIED line that claim_line_for took for write-back (CLEANING) instead of a claim.
   struct dirty_victim {
@@ -530,7 +578,7 @@ class cache_handle {
   // and pinned once the fill lands), an error, or pending when the caller should look again
   // (the block appeared meanwhile, or no line of the set could be taken yet).
   AGIO_HD status insert(std::uint32_t dev, std::uint64_t block, std::uint64_t tag, fill_mode mode, std::uint32_t& line,
-                        claim_turn& turn, deadline limit) const {
+                        claim_turn& turn, deadline limit, const detail::warp::lane_group& crew) const {
     std::uint32_t victim = no_line;
     dirty_victim dirty;
     std::uint64_t evicted = no_tag;
@@ -543,7 +591,7 @@ class cache_handle {
     // way, two blocks of 256 threads per SM or three; sm_90, 2026-11-26).
     const line_request r = request_for(dev, block, victim, mode, dirty);
     count_event(state, dirty.taken() ? &cache_counters::write_backs : &cache_counters::misses);
-    const status issued = io.async_signalled(r.op, r.dev, r.lba, r.lbas, line_data(r.line), r.signal);
+    const status issued = submit(r, crew);
     if (dirty.taken()) {
       const status s = after_write_back(r, dirty.was, issued);
       return s.ok() ? status{outcome::pending, 0} : s;
@@ -648,6 +696,14 @@ class cache_handle {
         {&state.words[line], line_word(line_ready, pins), line_word(writes ? line_failed : line_invalid, pins),
          &state.fill_status[line], writes ? &state.counters[0].write_back_failures : &state.counters[0].fill_failures}};
   }
+  // Submits `r`, with the lanes of `crew` to copy if the I/O handle copies with crews.
+  AGIO_HD status submit(const line_request& r, [[maybe_unused]] const detail::warp::lane_group& crew) const {
+    if constexpr (crew_copies) {
+      return io.async_signalled(r.op, r.dev, r.lba, r.lbas, line_data(r.line), r.signal, crew);
+    } else {
+      return io.async_signalled(r.op, r.dev, r.lba, r.lbas, line_data(r.line), r.signal);
+    }
+  }
   // The rest of a fill once its read was submitted (`issued`): with fill_mode::reserve, waits
   // for it and returns the line pinned.
   AGIO_HD status after_fill(std::uint32_t dev, std::uint32_t victim, fill_mode mode, std::uint32_t& line,
@@ -697,7 +753,7 @@ class cache_handle {
   AGIO_HD status write_back(std::uint32_t line, line_state was) const {
     const line_request r = request_for(0, 0, no_line, fill_mode::plain, {line, was});
     count_event(state, &cache_counters::write_backs);
-    return after_write_back(r, was, io.async_signalled(r.op, r.dev, r.lba, r.lbas, line_data(line), r.signal));
+    return after_write_back(r, was, submit(r, detail::warp::alone()));
   }
   AGIO_HD status after_write_back(const line_request& r, line_state was, status issued) const {
     if (!issued.ok()) detail::store<scope::device>(state.words[r.line], line_word(was, r.pins), detail::release);

@@ -103,6 +103,7 @@ class tiered_io : public IO {
   using tier_handle = cache_handle<TierPolicy, no_lock_chain, no_share_table, IO>;
 
   static constexpr bool demotes_clean_lines = Admission::demotes;
+  static constexpr bool copies_with_crew = true;  // a hit's copy is made by the lanes it serves
 
   tier_handle tier;
   Admission admission;
@@ -118,8 +119,11 @@ class tiered_io : public IO {
     if (tier.offer_clean(dev, block, data, deadline::after_ns(tier.wait_timeout_ns))) emulate_latency();
   }
 
+  // A request of the cache above, made by the leader of `crew` for the crew (warp.hpp): the
+  // crew's lanes copy the line of a read together.
   AGIO_HD status async_signalled(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks,
-                                 void* buffer, const completion_signal& signal) const {
+                                 void* buffer, const completion_signal& signal,
+                                 const detail::warp::lane_group& crew = detail::warp::alone()) const {
     if (!through_tier(op, dev, lba, blocks)) return IO::async_signalled(op, dev, lba, blocks, buffer, signal);
     const std::uint64_t block = lba / blocks;
     const deadline limit = deadline::after_ns(tier.wait_timeout_ns);
@@ -140,9 +144,14 @@ class tiered_io : public IO {
       if (!filled.ok()) return filled;
     }
     emulate_latency();
-    // The lanes that got here together copy their lines together (a lane alone has only its
-    // own loads in flight over PCIe).
-    detail::warp::copy_each<8>(detail::warp::active_lanes(), buffer, tier.line_data(line), tier.state.line_bytes);
+    // A lane alone has only its own loads in flight over PCIe, and its loads are small ones: a
+    // crew copies the line with all its lanes, and lone lanes that got here together copy their
+    // lines together.
+    if (detail::warp::is_alone(crew)) {
+      detail::warp::copy_each<8>(detail::warp::active_lanes(), buffer, tier.line_data(line), tier.state.line_bytes);
+    } else {
+      detail::warp::crew_copy(crew, buffer, tier.line_data(line), tier.state.line_bytes);
+    }
     tier.unpin(line);
     return publish(signal);
   }

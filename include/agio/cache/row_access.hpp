@@ -115,14 +115,16 @@ AGIO_HD status copy_row(const Cache& cache, const row_table& table, std::uint64_
     const std::uint32_t bytes = static_cast<std::uint32_t>(left < line_bytes - in_line ? left : line_bytes - in_line);
     std::uint32_t line = no_line;
     status got{outcome::success, 0};
-    if (detail::warp::leads(warp)) {
-      if (writes) got = cache.before_cache_write(table.dev, block, in_line, bytes);
-      if (got.ok()) {
-        got = writes ? cache.acquire_for_write(table.dev, block, line, limit)
-                     : cache.acquire_line(table.dev, block, line, limit);
-      }
-    }
-    got = status::unpack(detail::warp::from_leader(warp, got.pack()));
+    cache.led(
+        warp,
+        [&] {
+          if (writes) got = cache.before_cache_write(table.dev, block, in_line, bytes);
+          if (got.ok()) {
+            got = writes ? cache.acquire_for_write(table.dev, block, line, limit)
+                         : cache.acquire_line(table.dev, block, line, limit, warp);
+          }
+        },
+        got);
     if (!got.ok()) return got;
     line = detail::warp::from_leader(warp, line);
     // Only the leader's pin acquired the line's data, and a shuffle orders no memory: the

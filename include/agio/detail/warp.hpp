@@ -253,6 +253,68 @@ AGIO_HD inline void copy_each(const lane_group& g, void* dst, const void* src, s
 #endif
 }
 
+// A crew: the lanes of a group that wait while their leader works for all of them (an access
+// it makes on their behalf) and lend it their hands for the copies it makes on the way. The
+// leader calls crew_copy for each such copy and dismiss once done; every other lane of the
+// crew calls serve, which returns when dismissed. The lanes meet in shuffles made at different
+// instructions on each side, which PTX allows from sm_70 on (it requires convergence only for
+// sm_6x). A crew of the leader alone copies by itself; on the host every crew is one thread.
+
+// A crew's copies are made over PCIe (a host tier's lines): eight 16-byte loads a lane go out
+// before their stores.
+inline constexpr unsigned crew_loads_in_flight = 8;
+
+// The lanes of a crew of the calling lane alone.
+AGIO_HD inline lane_group alone() {
+#if defined(__CUDA_ARCH__)
+  return {1u << lane_id(), lane_id()};
+#else
+  return {};
+#endif
+}
+
+// Whether `crew` is its leader alone.
+AGIO_HD inline bool is_alone(const lane_group& crew) { return crew.mask == 1u << crew.leader; }
+
+// The leader of `crew`: copies `bytes` from `src` to `dst` with every lane of the crew (16-byte
+// words where both ends and the length allow, else smaller ones). On return the crew's stores
+// happen before what the leader does next.
+AGIO_HD inline void crew_copy(const lane_group& crew, void* dst, const void* src, std::uint32_t bytes) {
+#if defined(__CUDA_ARCH__)
+  if (!is_alone(crew)) {
+    (void)from_leader(crew, reinterpret_cast<std::uint64_t>(src));  // never 0: 0 dismisses
+    (void)from_leader(crew, reinterpret_cast<std::uint64_t>(dst));
+    (void)from_leader(crew, bytes);
+  }
+  copy_range<crew_loads_in_flight>(reinterpret_cast<std::uint64_t>(dst), reinterpret_cast<std::uint64_t>(src), bytes,
+                                   rank(crew), count(crew.mask));
+  sync(crew);
+#else
+  (void)crew;
+  if (bytes != 0) __builtin_memcpy(dst, src, bytes);
+#endif
+}
+// The leader of `crew`: lets the serving lanes go.
+AGIO_HD inline void dismiss([[maybe_unused]] const lane_group& crew) {
+#if defined(__CUDA_ARCH__)
+  if (!is_alone(crew)) (void)from_leader(crew, std::uint64_t{0});
+#endif
+}
+// Every lane of `crew` but its leader: makes its share of each of the leader's copies until
+// dismissed.
+AGIO_HD inline void serve([[maybe_unused]] const lane_group& crew) {
+#if defined(__CUDA_ARCH__)
+  for (;;) {
+    const std::uint64_t src = from_leader(crew, std::uint64_t{0});
+    if (src == 0) return;
+    const std::uint64_t dst = from_leader(crew, std::uint64_t{0});
+    const std::uint32_t bytes = from_leader(crew, 0u);
+    copy_range<crew_loads_in_flight>(dst, src, bytes, rank(crew), count(crew.mask));
+    sync(crew);
+  }
+#endif
+}
+
 // Copies `bytes` with the whole warp on the device and memcpy on the host. Every lane of the
 // warp calls it with the same arguments. Both pointers must be dword aligned (NVMe buffers
 // are); 16-byte words are used when both ends allow, eight loads per lane in flight before the
