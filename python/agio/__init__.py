@@ -19,6 +19,7 @@ os.environ.setdefault("CUDA_MODULE_LOADING", "EAGER")
 from ._array import Array  # noqa: E402
 from ._cache import Cache  # noqa: E402
 from ._many_arrays import gather, prefetch, scatter  # noqa: E402
+from ._memory_buffer import MemoryBuffer, Region, SharedRegion  # noqa: E402
 from ._runtime import (  # noqa: E402
     Device,
     Future,
@@ -37,7 +38,10 @@ __all__ = [
     "Device",
     "Future",
     "IOError",
+    "MemoryBuffer",
+    "Region",
     "Runtime",
+    "SharedRegion",
     "cuda_backend",
     "gather",
     "host_memory_nodes",

@@ -279,6 +279,9 @@ class Runtime:
         # memory, so stop() closes them before it frees the runtime. Weak, so that a Cache is
         # freed when its user and its Arrays let go of it.
         self._caches: weakref.WeakSet = weakref.WeakSet()
+        # Its memory buffers and shared regions (agio.MemoryBuffer, agio.SharedRegion), closed
+        # when it stops, while the runtime they are registered with still exists.
+        self._memory: weakref.WeakSet = weakref.WeakSet()
         self.devices: list[Device] = []
         for uri in devices:
             self.attach(uri)
@@ -303,6 +306,8 @@ class Runtime:
         its devices and counters stay readable."""
         if self._core is None:
             return
+        if any(memory._viewed() for memory in self._memory):
+            raise BufferError("agio: stop: NumPy views of memory buffer regions are still alive; delete them first")
         core = self._core
         try:
             core.stop()
@@ -316,6 +321,8 @@ class Runtime:
             # runtime they live in still exists.
             for cache in list(self._caches):
                 cache.close()
+            for memory in list(self._memory):
+                memory.close()
             # Freed now rather than whenever the garbage collector comes: on the GPU backend
             # freeing device memory waits for every running kernel, so a runtime freed while
             # another one's completion service runs would wait for as long as that one runs.

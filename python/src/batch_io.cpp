@@ -30,6 +30,20 @@ namespace {
 
 bool in_cuda_memory(const nb::ndarray<>& a) { return a.device_type() == nb::device::cuda::value; }
 
+// Whether the backend's threads reach `a`'s memory: CUDA memory on the GPU backend, host memory
+// on the CPU backend, and on either a region of a memory buffer (pinned host memory the runtime
+// registered and mapped into the GPU at the same address).
+bool reachable(const runtime& rt, const nb::ndarray<>& a) {
+  const bool on_gpu = rt.backend() == agio::backend::gpu;
+  if (in_cuda_memory(a)) return on_gpu;
+  return !on_gpu || rt.registered(a.data(), a.nbytes());
+}
+std::string where_to_be(const char* name, const nb::ndarray<>& a, bool on_gpu) {
+  return "agio: " + what_array(name, a) + " must be in " +
+         (on_gpu ? "CUDA memory (or a region of an agio.MemoryBuffer) on the GPU backend"
+                 : "host memory on the CPU backend");
+}
+
 std::string describe_refusal(row_refusal why, std::uint64_t row, std::int64_t offset, const row_bounds& bounds,
                              const std::string& uri) {
   const std::string at = "offsets[" + std::to_string(row) + "] = " + std::to_string(offset);
@@ -117,10 +131,7 @@ std::shared_ptr<batch> core::transfer(std::uint32_t dev, bool write, const nb::n
                                 " must be C-contiguous (call .contiguous() or numpy.ascontiguousarray)");
   }
   const bool on_gpu = rt_.backend() == agio::backend::gpu;
-  if (on_gpu != in_cuda_memory(data)) {
-    throw std::invalid_argument("agio: " + what_array(name, data) + " must be in " +
-                                (on_gpu ? "CUDA memory on the GPU backend" : "host memory on the CPU backend"));
-  }
+  if (!reachable(rt_, data)) throw std::invalid_argument(where_to_be(name, data, on_gpu));
   const bool offsets_on_gpu = in_cuda_memory(offsets);
   if (offsets_on_gpu && !on_gpu) throw std::invalid_argument("agio: offsets must be in host memory on the CPU backend");
   const std::uint64_t row_bytes = rows == 0 ? 0 : data.nbytes() / rows;
@@ -158,10 +169,7 @@ std::shared_ptr<batch> core::transfer_range(std::uint32_t dev, bool write, const
   const device_description d = checked_device(dev);
   if (!c_contiguous(data)) throw std::invalid_argument(std::string("agio: ") + name + " must be C-contiguous");
   const bool on_gpu = rt_.backend() == agio::backend::gpu;
-  if (on_gpu != in_cuda_memory(data)) {
-    throw std::invalid_argument("agio: " + what_array(name, data) + " must be in " +
-                                (on_gpu ? "CUDA memory on the GPU backend" : "host memory on the CPU backend"));
-  }
+  if (!reachable(rt_, data)) throw std::invalid_argument(where_to_be(name, data, on_gpu));
   if (data_offset > data.nbytes() || data.nbytes() - data_offset < size) {
     throw std::invalid_argument("agio: " + std::to_string(size) + " bytes from byte " + std::to_string(data_offset) +
                                 " do not fit in " + what_array(name, data) + " of " + std::to_string(data.nbytes()) +

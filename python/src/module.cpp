@@ -1,7 +1,8 @@
 // agio's Python extension, _agio: the runtime (options, devices, start/stop, counters, check),
 // batch reads and writes of rows at byte offsets, and arrays of rows gathered and scattered
 // through HBM caches (agio.Array, agio.Cache), run as agio jobs (GPU kernels on the GPU
-// backend, CPU threads on the CPU one); and the benchmarks' Criteo-shaped generator
+// backend, CPU threads on the CPU one); LMB's memory buffer of pinned host memory (its regions
+// and regions shared with it); and the benchmarks' Criteo-shaped generator
 // (agio.workloads). The Python package (python/agio) wraps it. Its sources are compiled by nvcc
 // when CUDA is available, so that the jobs run as GPU kernels.
 #include <nanobind/nanobind.h>
@@ -11,6 +12,7 @@
 #include "cache.hpp"
 #include "core.hpp"
 #include "errors.hpp"
+#include "memory_buffer.hpp"
 #include "workloads.hpp"
 
 NB_MODULE(_agio, m) {
@@ -20,5 +22,6 @@ NB_MODULE(_agio, m) {
   agio::python::bind_runtime(m);
   agio::python::bind_array(m);
   agio::python::bind_cache(m);
+  agio::python::bind_memory_buffer(m);
   agio::python::bind_workloads(m);
 }

@@ -26,6 +26,9 @@ void registrations::use(const void* p, std::size_t bytes) {
         return;
       }
     }
+    // Memory the runtime registered itself (a memory buffer's regions) stays registered while
+    // it is allocated: nothing to add, and release() finds nothing of ours to let go of.
+    if (rt_.registered(p, bytes)) return;
     const auto overlaps = [&](const region& r) { return r.base < end && base < r.end; };
     const bool busy =
         std::any_of(regions_.begin(), regions_.end(), [&](const region& r) { return overlaps(r) && r.users != 0; });

@@ -21,7 +21,8 @@ class registrations {
   registrations(const registrations&) = delete;
   registrations& operator=(const registrations&) = delete;
 
-  // Makes [p, p + bytes) reachable by the controller until release(p, bytes).
+  // Makes [p, p + bytes) reachable by the controller until release(p, bytes) (memory the
+  // runtime holds registered itself, such as a memory buffer's region, already is).
   void use(const void* p, std::size_t bytes);
   void release(const void* p, std::size_t bytes);
 

@@ -85,7 +85,7 @@ def test_non_contiguous_rows_are_refused(rt, arrays):
 def test_data_in_the_wrong_memory_is_refused(backend, rt):
     if backend == "cpu":
         pytest.skip("host memory is the CPU backend's own")
-    with pytest.raises(ValueError, match="must be in CUDA memory on the GPU backend"):
+    with pytest.raises(ValueError, match=r"must be in CUDA memory \(or a region of an agio.MemoryBuffer\) on the GPU"):
         rt.devices[0].read([0], np.zeros((1, 4096), np.uint8))
 
 
