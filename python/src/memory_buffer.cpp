@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include "agio/runtime/memory_buffer.hpp"
@@ -20,6 +21,13 @@ namespace {
 using region_tuple = std::tuple<std::uint64_t, std::uintptr_t, std::size_t>;
 
 region_tuple as_tuple(const host_region& r) { return {r.id, reinterpret_cast<std::uintptr_t>(r.data), r.bytes}; }
+
+// What `held` holds, or a refusal naming `what` once it was closed.
+template <class T>
+T& open(const std::unique_ptr<T>& held, const char* what) {
+  if (!held) throw std::logic_error(std::string("agio: this ") + what + " is closed");
+  return *held;
+}
 
 // The buffer until close(): the package closes it before its runtime stops, and a closed one
 // refuses every call.
@@ -37,10 +45,7 @@ class buffer_binding {
   void close() { buffer_.reset(); }
 
  private:
-  memory_buffer& live() {
-    if (!buffer_) throw std::logic_error("agio: this memory buffer is closed");
-    return *buffer_;
-  }
+  memory_buffer& live() { return open(buffer_, "memory buffer"); }
   std::unique_ptr<memory_buffer> buffer_;
 };
 
@@ -53,10 +58,7 @@ class shared_binding {
   void close() { region_.reset(); }
 
  private:
-  shared_region& live() {
-    if (!region_) throw std::logic_error("agio: this shared region is closed");
-    return *region_;
-  }
+  shared_region& live() { return open(region_, "shared region"); }
   std::unique_ptr<shared_region> region_;
 };
 

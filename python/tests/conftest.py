@@ -63,3 +63,8 @@ def in_threads(count: int, body) -> None:
     assert not any(t.is_alive() for t in threads), "a thread did not finish within 300 s"
     if failures:
         raise failures[0]
+
+
+def random_rows(rows: int, seed: int, row_bytes: int = 4096) -> np.ndarray:
+    """`rows` rows of `row_bytes` random bytes, the same for the same seed."""
+    return np.random.default_rng(seed).integers(0, 255, size=(rows, row_bytes), dtype=np.uint8)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import agio
+from conftest import random_rows
 
 ROW = 4096
 
@@ -19,13 +20,9 @@ def rt(backend):
         yield runtime
 
 
-def pattern(rows: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, 255, size=(rows, ROW), dtype=np.uint8)
-
-
 def test_non_blocking_calls_return_futures_that_give_the_data(rt, arrays):
     dev = rt.devices[0]
-    data = pattern(64, 1)
+    data = random_rows(64, 1)
     offsets = np.arange(64) * ROW * 2
     wrote = dev.write(offsets, arrays.put(data), blocking=False)
     assert isinstance(wrote, agio.Future)
@@ -69,7 +66,7 @@ def test_pread_refuses_an_unaligned_range_and_one_past_the_end(rt, arrays):
 @pytest.mark.parametrize("in_flight", [1, 3, 1000])
 def test_any_number_in_flight_reads_every_row(rt, arrays, in_flight):
     dev = rt.devices[0]
-    data = pattern(40, 3)
+    data = random_rows(40, 3)
     offsets = np.arange(40) * ROW
     dev.write(offsets, arrays.put(data), in_flight=in_flight)
     out = dev.read(offsets, arrays.empty(data.shape, np.uint8), in_flight=in_flight)
@@ -99,7 +96,7 @@ def test_a_read_only_out_is_refused(rt):
 
 def test_stop_waits_for_a_future_in_flight(backend, arrays):
     rt = agio.Runtime(backend=backend, devices=["ram:8M"]).start()
-    data = pattern(256, 4)
+    data = random_rows(256, 4)
     rt.devices[0].write(np.arange(256) * ROW, arrays.put(data))
     future = rt.devices[0].read(np.arange(256) * ROW, arrays.empty(data.shape, np.uint8), blocking=False)
     rt.stop()
@@ -124,7 +121,7 @@ def gpu_only(backend):
 def test_a_device_wide_synchronize_returns_while_the_runtime_is_started(backend, arrays):
     torch = gpu_only(backend)
     with agio.Runtime(backend="gpu", devices=["ram:8M"]) as rt:
-        rt.devices[0].write(np.arange(8) * ROW, arrays.put(pattern(8, 5)))
+        rt.devices[0].write(np.arange(8) * ROW, arrays.put(random_rows(8, 5)))
         finished = threading.Event()
         threading.Thread(target=lambda: (torch.cuda.synchronize(), finished.set()), daemon=True).start()
         assert finished.wait(timeout=20), "torch.cuda.synchronize() did not return beside the started runtime"
@@ -133,7 +130,7 @@ def test_a_device_wide_synchronize_returns_while_the_runtime_is_started(backend,
 def test_reads_queue_on_the_current_stream_after_its_earlier_work(backend, arrays):
     torch = gpu_only(backend)
     with agio.Runtime(backend="gpu", devices=["ram:8M"]) as rt:
-        data = pattern(32, 6)
+        data = random_rows(32, 6)
         rt.devices[0].write(np.arange(32) * ROW, arrays.put(data))
         stream = torch.cuda.Stream()
         with torch.cuda.stream(stream):
@@ -179,7 +176,7 @@ def test_an_array_with_only_the_cuda_array_interface_is_accepted(backend, arrays
             self.__cuda_array_interface__ = tensor.__cuda_array_interface__
 
     with agio.Runtime(backend="gpu", devices=["ram:1M"]) as rt:
-        data = pattern(2, 7)
+        data = random_rows(2, 7)
         rt.devices[0].write([0, ROW], torch.from_numpy(data).cuda())
         out = torch.empty((2, ROW), dtype=torch.uint8, device="cuda")
         rt.devices[0].read([0, ROW], Interface(out))

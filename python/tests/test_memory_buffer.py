@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import agio
+from conftest import random_rows
 
 ROW = 4096
 
@@ -20,10 +21,6 @@ ROW = 4096
 def rt(backend):
     with agio.Runtime(backend=backend, devices=["ram:4M?lba=4096"]) as runtime:
         yield runtime
-
-
-def pattern(rows: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, 255, size=(rows, ROW), dtype=np.uint8)
 
 
 def test_regions_come_from_the_buffers_capacity(rt):
@@ -50,7 +47,7 @@ def test_regions_come_from_the_buffers_capacity(rt):
 
 def test_a_store_reads_straight_into_a_region(rt, arrays):
     dev = rt.devices[0]
-    data = pattern(16, 1)
+    data = random_rows(16, 1)
     dev.write(np.arange(16) * ROW, arrays.put(data))
     buffer = agio.MemoryBuffer(rt, 1 << 20)
     region = buffer.allocate(16 * ROW)
@@ -73,7 +70,7 @@ def test_a_region_shared_with_a_second_runtime_holds_the_same_bytes(rt, backend)
         shared = agio.SharedRegion(other, buffer.descriptor(region))
         assert shared.nbytes == region.nbytes and shared.address != region.address
         theirs = shared.numpy(shape=(4, ROW))
-        data = pattern(4, 2)
+        data = random_rows(4, 2)
         theirs[:] = data
         other.devices[0].write(np.arange(4) * ROW, theirs)  # from the region, on either backend
         theirs[:] = 0
