@@ -1,6 +1,7 @@
 // Job kernels beside the completion service: one that needs more stack per thread than the
 // runtime reserved would make CUDA grow the stack, which waits for the service kernel forever;
 // run_job refuses it with a message naming the option, and runs it once the option is raised.
+// And a job's register cap (max_registers): its kernel keeps to it and computes the same.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -72,6 +73,58 @@ TEST(GpuLaunch, JobRunsBesideTheServiceOnceTheStackIsReserved) {
   rt.start();
   const std::vector<std::uint32_t> got = run_big_stack_job(rt);
   for (std::uint32_t t = 0; t < got.size(); ++t) EXPECT_EQ(got[t], t + (t * 7) % words) << "thread " << t;
+  rt.stop();
+}
+
+// Keeps 48 words that each round mixes into one another, which ptxas holds in registers of
+// their own unless capped (integers, so the host's sums are the same).
+template <unsigned Cap>
+struct many_sums_job {
+  static constexpr unsigned max_registers = Cap;
+  static constexpr unsigned sums = 48;
+  std::uint32_t* out;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
+    std::uint32_t s[sums];
+#pragma unroll
+    for (unsigned k = 0; k < sums; ++k) s[k] = t + k;
+    for (std::uint32_t round = 0; round < 16; ++round) {
+#pragma unroll
+      for (unsigned k = 0; k < sums; ++k) s[k] = s[k] * 3u + (s[(k + 7) % sums] ^ round);
+    }
+    std::uint32_t total = 0;
+#pragma unroll
+    for (unsigned k = 0; k < sums; ++k) total += s[k] * (k + 1);
+    out[t] = total;
+  }
+};
+
+template <class Job>
+int registers_of() {
+  cudaFuncAttributes kernel{};
+  EXPECT_EQ(cudaFuncGetAttributes(&kernel, launch_job_kernel<Job>), cudaSuccess);
+  return kernel.numRegs;
+}
+
+template <class Job>
+void expect_sums_as_on_the_host(runtime& rt) {
+  constexpr std::uint32_t threads = 1024;
+  auto* out = static_cast<std::uint32_t*>(rt.allocate_device(threads * sizeof(std::uint32_t)));
+  run_job(rt, threads, Job{out});
+  std::vector<std::uint32_t> got(threads), want(threads);
+  rt.copy_to_host(got.data(), out, threads * sizeof(std::uint32_t));
+  rt.free(out);
+  for (std::uint32_t t = 0; t < threads; ++t) Job{want.data()}(t, threads);
+  EXPECT_EQ(got, want);
+}
+
+TEST(GpuLaunch, AJobsRegisterCapBindsItsKernel) {
+  EXPECT_GT(registers_of<many_sums_job<0>>(), 32) << "without a cap the sums need more than 32 registers";
+  EXPECT_LE(registers_of<many_sums_job<32>>(), 32);
+  runtime rt(test::gpu_options());
+  rt.attach("ram:1M");
+  rt.start();
+  expect_sums_as_on_the_host<many_sums_job<0>>(rt);
+  expect_sums_as_on_the_host<many_sums_job<32>>(rt);  // spilled, the same sums
   rt.stop();
 }
 

@@ -17,11 +17,31 @@
 
 namespace agio {
 
+// A job may cap the registers per thread of its kernel (`static constexpr unsigned
+// max_registers = N;`, N from 24 to 255): a kernel whose register peak is on a path it rarely
+// takes (a cache's miss path, in a kernel whose data the cache holds) then runs more warps per
+// SM, at the price of spilling on that path. Jobs without one, or with 0, take ptxas's own
+// choice (which is not that of a cap of 255).
+template <class Job>
+inline constexpr unsigned job_max_registers = 0;
+template <class Job>
+requires requires { Job::max_registers; }
+inline constexpr unsigned job_max_registers<Job> = Job::max_registers;
+
 #if defined(__CUDACC__)
 template <class Job>
-__global__ void launch_job_kernel(Job job, std::uint32_t threads) {
+__device__ inline void run_job_thread(const Job& job, std::uint32_t threads) {
   const std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t < threads) job(t, threads);
+}
+template <class Job>
+requires(job_max_registers<Job> == 0) __global__ void launch_job_kernel(Job job, std::uint32_t threads) {
+  run_job_thread(job, threads);
+}
+template <class Job>
+requires(job_max_registers<Job> != 0) __global__ void __maxnreg__(job_max_registers<Job>)
+    launch_job_kernel(Job job, std::uint32_t threads) {
+  run_job_thread(job, threads);
 }
 #endif
 
