@@ -107,8 +107,8 @@ void with_tiny_cache(runtime& rt, std::uint32_t line_bytes, std::uint32_t host_t
 
 // The scenario on a started runtime whose device 0 has room for 512 KiB of rows after
 // `offset`, with `threads` job threads (whole warps on the GPU), through a tiny cache above a
-// host tier of `host_tier_lines` (none if 0), a quarter of the table's lines: a warp's gather
-// of a line the tier holds is copied up by all its lanes.
+// host tier of `host_tier_lines` (none if 0; the suites give 32, a quarter of the table's
+// lines): a warp's gather of a line the tier holds is copied up by all its lanes.
 inline void rows_through_a_tiny_cache(runtime& rt, std::uint64_t row_bytes, std::uint64_t offset, std::uint32_t threads,
                                       std::uint32_t host_tier_lines = 0) {
   constexpr std::uint32_t line_bytes = 4096;

@@ -147,11 +147,7 @@ class tiered_io : public IO {
     // A lane alone has only its own loads in flight over PCIe, and its loads are small ones: a
     // crew copies the line with all its lanes, and lone lanes that got here together copy their
     // lines together.
-    if (detail::warp::is_alone(crew)) {
-      detail::warp::copy_each<8>(detail::warp::active_lanes(), buffer, tier.line_data(line), tier.state.line_bytes);
-    } else {
-      detail::warp::crew_copy(crew, buffer, tier.line_data(line), tier.state.line_bytes);
-    }
+    detail::warp::crew_copy(crew, buffer, tier.line_data(line), tier.state.line_bytes);
     tier.unpin(line);
     return publish(signal);
   }

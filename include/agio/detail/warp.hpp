@@ -258,7 +258,8 @@ AGIO_HD inline void copy_each(const lane_group& g, void* dst, const void* src, s
 // leader calls crew_copy for each such copy and dismiss once done; every other lane of the
 // crew calls serve, which returns when dismissed. The lanes meet in shuffles made at different
 // instructions on each side, which PTX allows from sm_70 on (it requires convergence only for
-// sm_6x). A crew of the leader alone copies by itself; on the host every crew is one thread.
+// sm_6x). A crew of the leader alone copies with the other lone leaders that reach crew_copy
+// with it; on the host every crew is one thread.
 
 // A crew's copies are made over PCIe (a host tier's lines): eight 16-byte loads a lane go out
 // before their stores.
@@ -276,19 +277,29 @@ AGIO_HD inline lane_group alone() {
 // Whether `crew` is its leader alone.
 AGIO_HD inline bool is_alone(const lane_group& crew) { return crew.mask == 1u << crew.leader; }
 
+#if defined(__CUDA_ARCH__)
+// The calling lane's share of a crew's copy, then the crew's barrier: the leader and the
+// serving lanes split each copy the same way.
+__device__ inline void copy_share(const lane_group& crew, std::uint64_t dst, std::uint64_t src, std::uint32_t bytes) {
+  copy_range<crew_loads_in_flight>(dst, src, bytes, rank(crew), count(crew.mask));
+  sync(crew);
+}
+#endif
+
 // The leader of `crew`: copies `bytes` from `src` to `dst` with every lane of the crew (16-byte
-// words where both ends and the length allow, else smaller ones). On return the crew's stores
-// happen before what the leader does next.
+// words where both ends and the length allow, else smaller ones). A crew of one copies with the
+// lone lanes that called this together, each copy by all of them (copy_each). On return the
+// stores happen before what the leader does next.
 AGIO_HD inline void crew_copy(const lane_group& crew, void* dst, const void* src, std::uint32_t bytes) {
 #if defined(__CUDA_ARCH__)
-  if (!is_alone(crew)) {
-    (void)from_leader(crew, reinterpret_cast<std::uint64_t>(src));  // never 0: 0 dismisses
-    (void)from_leader(crew, reinterpret_cast<std::uint64_t>(dst));
-    (void)from_leader(crew, bytes);
+  if (is_alone(crew)) {
+    copy_each<crew_loads_in_flight>(active_lanes(), dst, src, bytes);
+    return;
   }
-  copy_range<crew_loads_in_flight>(reinterpret_cast<std::uint64_t>(dst), reinterpret_cast<std::uint64_t>(src), bytes,
-                                   rank(crew), count(crew.mask));
-  sync(crew);
+  (void)from_leader(crew, reinterpret_cast<std::uint64_t>(src));  // never 0: 0 dismisses
+  (void)from_leader(crew, reinterpret_cast<std::uint64_t>(dst));
+  (void)from_leader(crew, bytes);
+  copy_share(crew, reinterpret_cast<std::uint64_t>(dst), reinterpret_cast<std::uint64_t>(src), bytes);
 #else
   (void)crew;
   if (bytes != 0) __builtin_memcpy(dst, src, bytes);
@@ -309,8 +320,7 @@ AGIO_HD inline void serve([[maybe_unused]] const lane_group& crew) {
     if (src == 0) return;
     const std::uint64_t dst = from_leader(crew, std::uint64_t{0});
     const std::uint32_t bytes = from_leader(crew, 0u);
-    copy_range<crew_loads_in_flight>(dst, src, bytes, rank(crew), count(crew.mask));
-    sync(crew);
+    copy_share(crew, dst, src, bytes);
   }
 #endif
 }
