@@ -7,6 +7,7 @@
 #include "dlrm/dlrm.hpp"
 #include "evaluation.hpp"
 #include "graph/graphs.hpp"
+#include "graph/tiers.hpp"
 #include "harness/command.hpp"
 #include "overlap/overlap.hpp"
 
@@ -54,6 +55,12 @@ int main(int argc, char** argv) {
                 "       [--experiments tiers,admission] [--out FILE]",
        "the host-memory tier: its hits against pinned reads, three tiers against two, admission policies",
        agio::bench::host_tier_main},
+      {"graph-tiers",
+       common + " [--graphs uniform,kron] [--kernels bfs,spmv,cc] [--scale S] [--edge-factor E]\n"
+                "       [--cache-share F] [--reps R] [--seed N] [--out FILE]",
+       "the graph kernels with their edges 4x the GPU cache: three tiers (a host tier), two tiers, a ram: store,\n"
+       "CUDA managed memory (host-preferred, prefetched) and GPU memory",
+       agio::bench::graph_tiers_main},
       {"cache_policies", "(the same as cache-policies)", "", agio::bench::cache_policies_main, false},
       {"cache_overhead", "(the same as cache-overhead)", "", agio::bench::cache_overhead_main, false},
   };

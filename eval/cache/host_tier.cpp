@@ -149,12 +149,6 @@ struct context {
   std::vector<row>& rows;
 };
 
-std::uint64_t store_commands(const runtime& rt) {
-  std::uint64_t n = 0;
-  for (const device_counters& d : rt.counters()) n += d.submitted;
-  return n;
-}
-
 // One timed run of `lines` over `trace`; sets ok when the sums match and nothing failed.
 template <class Lines>
 double run_once(context& c, const Lines& lines, const trace_on_device& trace, bool& ok) {

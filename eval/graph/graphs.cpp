@@ -32,11 +32,9 @@
 #include "baselines/double_buffer.hpp"
 #include "baselines/io_model.hpp"
 #include "cache/whole_cache.hpp"
+#include "graph/cases.hpp"
 #include "graph/edge_list_file.hpp"
-#include "graph/generate.hpp"
 #include "graph/graphs.hpp"
-#include "graph/kernels.hpp"
-#include "graph/run.hpp"
 #include "harness/bench_common.hpp"
 #include "harness/progress.hpp"
 #include "harness/registers.hpp"
@@ -48,193 +46,6 @@ using namespace graph;
 using policy = cache::clock;
 using native_cols = native_source<std::uint32_t>;
 using native_vals = native_source<float>;
-
-enum class kernel { bfs, spmv, cc };
-
-kernel kernel_named(const std::string& name) {
-  if (name == "bfs") return kernel::bfs;
-  if (name == "spmv") return kernel::spmv;
-  if (name == "cc") return kernel::cc;
-  throw std::invalid_argument("unknown kernel '" + name + "' (bfs, spmv, cc)");
-}
-const char* name_of(kernel k) { return k == kernel::bfs ? "bfs" : k == kernel::spmv ? "spmv" : "cc"; }
-
-// --- Data -----------------------------------------------------------------------------------
-
-// A graph, what its runs are checked against, and where its edge arrays lie in the store.
-struct graph_case {
-  std::string name, description;
-  csr g;
-  std::uint32_t source = 0;
-  std::vector<float> x;
-  std::vector<std::uint32_t> levels, labels;
-  spmv_expected spmv;
-  std::uint64_t col_block = 0, col_blocks = 0, val_block = 0, val_blocks = 0;
-  std::uint64_t max_degree = 0;
-  // Blocks a kernel reads: the columns, and for SpMV the values next to them.
-  std::uint64_t blocks_for(kernel k) const { return col_blocks + (k == kernel::spmv ? val_blocks : 0); }
-};
-
-std::string describe(const std::string& kind, const csr& g, std::uint64_t max_degree) {
-  char text[200];
-  std::snprintf(text, sizeof text, "%s, %u vertices, %llu edges (mean degree %.1f, max %llu)", kind.c_str(), g.n,
-                static_cast<unsigned long long>(g.edges()), static_cast<double>(g.edges()) / g.n,
-                static_cast<unsigned long long>(max_degree));
-  return text;
-}
-
-std::uint64_t blocks_of(std::uint64_t bytes) { return (bytes + block_bytes - 1) / block_bytes; }
-
-graph_case make_case(std::string name, const std::string& kind, csr g, std::uint64_t seed) {
-  if (g.edges() == 0) throw std::invalid_argument("graphs: " + name + " has no edges");
-  if (g.val.empty()) random_weights(g, seed);
-  graph_case c;
-  c.name = std::move(name);
-  c.g = std::move(g);
-  c.source = pick_source(c.g, seed);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  c.x.resize(c.g.n);
-  for (float& v : c.x) v = u(rng);
-  c.levels = bfs_reference(c.g, c.source);
-  c.labels = cc_reference(c.g);
-  c.spmv = spmv_reference(c.g, c.x);
-  for (std::uint32_t v = 0; v < c.g.n; ++v) c.max_degree = std::max(c.max_degree, c.g.degree(v));
-  c.description = describe(kind, c.g, c.max_degree);
-  return c;
-}
-
-// GAP's graphs (its -g and -u): undirected, without self-loops or repeated edges.
-graph_case generated_case(const std::string& name, std::uint32_t scale, std::uint32_t edge_factor, std::uint64_t seed) {
-  std::fprintf(stderr, "generating %s (scale %u, edge factor %u)...\n", name.c_str(), scale, edge_factor);
-  if (scale == 0 || scale > 31) throw std::invalid_argument("graphs: --scale must be 1..31");
-  const build_options gap{.symmetrize = true, .squish = true};
-  const std::string size =
-      " scale " + std::to_string(scale) + " edge factor " + std::to_string(edge_factor) + ", undirected";
-  if (name == "kron") {
-    return make_case(name, "Kronecker (A=0.57 B=C=0.19)" + size,
-                     build_csr(kronecker_edges(scale, edge_factor, seed), gap), seed);
-  }
-  if (name == "uniform") {
-    const std::uint32_t n = std::uint32_t{1} << scale;
-    return make_case(name, "uniform random" + size,
-                     build_csr(uniform_edges(n, std::uint64_t{n} * edge_factor, seed), gap), seed);
-  }
-  throw std::invalid_argument("unknown graph '" + name + "' (kron, uniform)");
-}
-
-// Places the cases' edge arrays one after another (each starts on a block; columns and values
-// adjacent so one preload covers SpMV's data) and returns the blocks used.
-std::uint64_t lay_out(std::vector<graph_case>& cases) {
-  std::uint64_t next = 0;
-  for (graph_case& c : cases) {
-    c.col_block = next;
-    c.col_blocks = blocks_of(c.g.edges() * sizeof(std::uint32_t));
-    c.val_block = c.col_block + c.col_blocks;
-    c.val_blocks = blocks_of(c.g.edges() * sizeof(float));
-    next = c.val_block + c.val_blocks;
-  }
-  return next;
-}
-
-// --- Running --------------------------------------------------------------------------------
-
-// A case's vertex arrays in one runtime's device memory.
-class vertex_arrays {
- public:
-  vertex_arrays(runtime& rt, const graph_case& c)
-      : rt_(rt),
-        row_(to_device(rt, c.g.row)),
-        x_(to_device(rt, c.x)),
-        y_(static_cast<float*>(rt.allocate_device(c.g.n * sizeof(float)))),
-        d_{row_, c.g.n, static_cast<std::uint32_t*>(rt.allocate_device(c.g.n * sizeof(std::uint32_t))),
-           static_cast<std::uint32_t*>(rt.allocate_device(sizeof(std::uint32_t)))} {}
-  ~vertex_arrays() {
-    for (void* p : {static_cast<void*>(row_), static_cast<void*>(x_), static_cast<void*>(y_),
-                    static_cast<void*>(d_.state), static_cast<void*>(d_.changed)}) {
-      rt_.free(p);
-    }
-  }
-  vertex_arrays(const vertex_arrays&) = delete;
-  vertex_arrays& operator=(const vertex_arrays&) = delete;
-  const device_graph& graph() const { return d_; }
-  const float* x() const { return x_; }
-  float* y() const { return y_; }
-
- private:
-  runtime& rt_;
-  std::uint64_t* row_;
-  float* x_;
-  float* y_;
-  device_graph d_;
-};
-
-struct one_run {
-  double seconds = 0;
-  std::uint32_t steps = 0;
-  bool ok = false;
-};
-
-// Runs kernel `k` once over the edge sources and checks the result.
-template <class Cols, class Vals>
-one_run run_kernel(runtime& rt, std::uint32_t threads, const graph_case& c, const vertex_arrays& v, kernel k, Cols cols,
-                   Vals vals) {
-  one_run r;
-  if (k == kernel::bfs) {
-    const kernel_run b = run_bfs(rt, threads, v.graph(), cols, c.source);
-    r = {b.seconds, b.steps, to_host(rt, v.graph().state, c.g.n) == c.levels};
-  } else if (k == kernel::cc) {
-    const kernel_run b = run_cc(rt, threads, v.graph(), cols);
-    r = {b.seconds, b.steps, to_host(rt, v.graph().state, c.g.n) == c.labels};
-  } else {
-    r.seconds = time_job(rt, threads, spmv_job<Cols, Vals>{cols, vals, v.graph().row, v.x(), v.y(), c.g.n});
-    r.steps = 1;
-    r.ok = spmv_matches(c.spmv, to_host(rt, v.y(), c.g.n));
-  }
-  return r;
-}
-
-// The median of a step's repetitions, whether all matched the reference, and the cache's hit
-// rate over them (-1 without a cache).
-struct step_result {
-  bool measured = false;
-  double seconds = 0;
-  double seconds_per_step = 0;  // median over the runs of seconds / steps
-  std::uint32_t steps = 0;      // of the last run
-  bool ok = true;
-  double hit_rate = -1;
-  // Lanes served per cache access: an access made by one lane for the lanes of its warp that
-  // want the same line serves them all (cache_counters::coalesced_in_warp). How well a kernel's
-  // warps stay together at their accesses decides how many atomics its hits cost.
-  double lanes_per_access = -1;
-};
-
-// Over all of a cache's accesses since its counters were reset.
-double lanes_per_access(const cache_counters& n) {
-  const std::uint64_t accesses = n.hits + n.misses + n.hits_on_busy;
-  return accesses == 0 ? -1 : static_cast<double>(accesses + n.coalesced_in_warp) / static_cast<double>(accesses);
-}
-
-// With `warm_up`, one run first that is checked but not timed, so that one-time costs (first
-// touches of fresh allocations, cold TLBs and L2) do not land in a timed run; a median of two
-// or three runs would keep them.
-template <class Once>
-step_result repeat(int reps, bool warm_up, Once&& once) {
-  step_result s;
-  s.measured = true;
-  if (warm_up) s.ok = once().ok;
-  std::vector<double> times, per_step;
-  for (int i = 0; i < reps; ++i) {
-    const one_run r = once();
-    times.push_back(r.seconds);
-    per_step.push_back(r.steps != 0 ? r.seconds / r.steps : 0);
-    s.steps = r.steps;
-    s.ok = s.ok && r.ok;
-  }
-  s.seconds = median(times);
-  s.seconds_per_step = median(per_step);
-  return s;
-}
 
 struct bench_context {
   runtime& rt;
@@ -254,26 +65,15 @@ step_result native_step(const bench_context& b, const graph_case& c, const verte
   return s;
 }
 
-// A run through `cache`, whose controller type (controller or waiting_io_handle) is the I/O
-// model's: the kernels of each model carry only that model's retirement code.
-template <class Cache>
-one_run cached_run(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k, const Cache& cache) {
-  using io_type = typename Cache::handle::io_type;
-  const cached_source<std::uint32_t, policy, io_type> cols{cache.template array<std::uint32_t>(),
-                                                           c.col_block * (block_bytes / sizeof(std::uint32_t))};
-  const cached_source<float, policy, io_type> vals{cache.template array<float>(),
-                                                   c.val_block * (block_bytes / sizeof(float))};
-  return run_kernel(b.rt, b.threads, c, v, k, cols, vals);
-}
-
 // Step 2: one cache holding everything the kernel reads, preloaded before the timed runs.
 template <class IO>
 step_result cache_step(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k) {
   auto cache = whole_cache<policy, IO>(b.rt, c.blocks_for(k));
   cache->preload(0, c.col_block, c.blocks_for(k));
-  const bool warm_ok = cached_run(b, c, v, k, *cache).ok;  // warm-up, as in repeat(), before the counters count
+  const bool warm_ok =
+      cached_run(b.rt, b.threads, c, v, k, *cache).ok;  // warm-up, as in repeat(), before the counters count
   cache->reset_counters();
-  step_result s = repeat(b.reps, false, [&] { return cached_run(b, c, v, k, *cache); });
+  step_result s = repeat(b.reps, false, [&] { return cached_run(b.rt, b.threads, c, v, k, *cache); });
   s.ok = s.ok && warm_ok;
   s.hit_rate = cache->counters().hit_rate();
   s.lanes_per_access = lanes_per_access(cache->counters());
@@ -287,7 +87,7 @@ step_result cold_step(const bench_context& b, const graph_case& c, const vertex_
   cache_counters sum{};
   step_result s = repeat(b.reps, false, [&] {
     auto cache = whole_cache<policy, IO>(b.rt, c.blocks_for(k));
-    const one_run r = cached_run(b, c, v, k, *cache);
+    const one_run r = cached_run(b.rt, b.threads, c, v, k, *cache);
     const cache_counters n = cache->counters();
     sum += n;
     return r;
@@ -299,34 +99,6 @@ step_result cold_step(const bench_context& b, const graph_case& c, const vertex_
 }
 
 #if defined(__CUDACC__)
-// The unified-memory baseline: the edge arrays in managed memory, written from the host before
-// each run (untimed) so that the kernel faults every page it touches over to the GPU.
-// Runs on the runtime without a completion service: cudaFree waits for every kernel.
-step_result unified_step(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k) {
-  const std::size_t col_bytes = c.g.edges() * sizeof(std::uint32_t);
-  const std::size_t val_bytes = k == kernel::spmv ? c.g.edges() * sizeof(float) : 0;
-  std::size_t free_bytes = 0, total_bytes = 0;
-  throw_on_cuda_error(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-  if (col_bytes + val_bytes > free_bytes) {
-    std::fprintf(stderr, "\nunified memory: %s %s skipped: %zu MiB of edges, %zu MiB free on the GPU\n", c.name.c_str(),
-                 name_of(k), (col_bytes + val_bytes) >> 20, free_bytes >> 20);
-    return {};
-  }
-  void* col = nullptr;
-  void* val = nullptr;
-  throw_on_cuda_error(cudaMallocManaged(&col, col_bytes), "cudaMallocManaged");
-  if (val_bytes != 0) throw_on_cuda_error(cudaMallocManaged(&val, val_bytes), "cudaMallocManaged");
-  const step_result s = repeat(b.reps, false, [&] {
-    std::memcpy(col, c.g.col.data(), col_bytes);
-    if (val_bytes != 0) std::memcpy(val, c.g.val.data(), val_bytes);
-    return run_kernel(b.rt, b.threads, c, v, k, native_cols{static_cast<const std::uint32_t*>(col)},
-                      native_vals{static_cast<const float*>(val)});
-  });
-  cudaFree(col);
-  if (val != nullptr) cudaFree(val);
-  return s;
-}
-
 // The CPU-driven pipeline baseline for BFS: what a user would build without agio. Each level
 // the host copies the levels back, finds the frontier and reads the column blocks of its
 // out-edges from the store (block_reader) in chunks; the GPU copies chunk k in and visits its
@@ -770,7 +542,7 @@ graphs_run run_plan(const graphs_settings& s, graphs_plan& p) {
     bar.step(c.name + " " + name_of(k) + " native");
 #if defined(__CUDACC__)
     if (with_unified) {
-      r.unified = unified_step(b, c, v, k);
+      r.unified = managed_step(b.rt, b.threads, b.reps, c, v, k, managed_placement::migrate);
       bar.step(c.name + " " + name_of(k) + " unified memory");
     }
 #endif

@@ -132,7 +132,9 @@ struct bfs_job {
     using portable::scope;
     auto cols = col.reader();
     // Free, native or cached: in step, the Kronecker graph's BFS through a preloaded cache took
-    // 83-88 ms a run instead of 65 (H100, runs of 2026-11-26 against 2026-11-23).
+    // 83-88 ms a run instead of 65 (H100, runs of 2026-11-26 against 2026-11-23). Above a host
+    // tier in step, so that the lanes would copy a miss together, the uniform graph's BFS had
+    // not finished after 280 s (H100, 2026-11-27; its GPU cache a quarter of the edges).
     for_each_vertex<false>(
         t, threads, n,
         [&](std::uint32_t v) {

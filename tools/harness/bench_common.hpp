@@ -61,6 +61,13 @@ inline std::unique_ptr<runtime> start_runtime(backend want, const std::string& u
 
 inline bool on_gpu(const runtime& rt) { return rt.backend() == backend::gpu; }
 
+// Commands the runtime's devices have been sent so far, all devices together.
+inline std::uint64_t store_commands(const runtime& rt) {
+  std::uint64_t n = 0;
+  for (const device_counters& d : rt.counters()) n += d.submitted;
+  return n;
+}
+
 // Writes `bytes` (rounded up to whole blocks, zero padded) to device `dev` from block
 // `first_block` on; gen(offset, dst, n) produces the bytes [offset, offset + n).
 template <class Gen>

@@ -16,7 +16,8 @@
 //
 // Holding a line: a reader lets go of its line before it asks the cache for another, so one
 // reader never holds a line while it waits. A thread with two readers (SpMV's columns and
-// values) does hold one line while the other waits for a fill: such threads need sets with
+// values) does hold one line while the other waits for a fill, and so does a lane that waits
+// for its warp's other lanes (kept in step) with its line pinned: such threads need sets with
 // room for the lines they hold besides the ones they wait for, as in a cache large enough for
 // the data (eval/cache/whole_cache.hpp). Otherwise waits end at the cache's deadline with a
 // timeout status instead of finishing.
