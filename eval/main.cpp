@@ -48,8 +48,9 @@ int main(int argc, char** argv) {
        "cache miss ratio and time per replacement policy on skewed traces", agio::bench::cache_policies_main},
       {"cache-overhead",
        common + " [--vector-mib M] [--vertices N] [--degree D] [--reps R] [--store URI]\n"
-                "       [--kernels vector_mean,bfs,spmv] [--out FILE]",
-       "native vs cache-API vs cold-cache time of mean, BFS, SpMV", agio::bench::cache_overhead_main},
+                "       [--kernels vector_mean,warp_runs,bfs,spmv] [--out FILE]",
+       "native vs cache-API vs cold-cache time of mean, BaM's warp runs (hot-cache bandwidth), BFS, SpMV",
+       agio::bench::cache_overhead_main},
       {"host-tier",
        common + " [--data-mib M] [--cache-mib M] [--cxl-ns N] [--zipf-alpha A] [--reps R]\n"
                 "       [--experiments tiers,admission] [--out FILE]",

@@ -3,6 +3,9 @@
 //   cache:  the same kernel reading through agio's cache, everything preloaded (the cache holds
 //           all of it), kernel time only: the cost of the cache API;
 //   cold:   a fresh, empty cache: every line comes from storage: the cost of the I/O path.
+// Warp runs (BaM's Figure 6) read the same bytes as 8-byte elements, each warp runs of 1024
+// contiguous ones, through the array view and through array readers, in agio's I/O model and
+// in the BaM-style one (on a runtime of its own).
 // Vector mean reads element by element through the array view (a pin per element; its
 // threads' elements lie a grid apart), again in a kernel capped at 64 registers per thread,
 // and in a whole-line variant (warps pin groups of 4 KiB
@@ -11,12 +14,15 @@
 // Every result is checked against a host reference.
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 
 #include "agio/cache/policies/clock.hpp"
 #include "agio/portable.hpp"
 #include "agio/runtime/software_cache.hpp"
+#include "baselines/io_model.hpp"
 #include "cache/cache_bench.hpp"
 #include "cache/whole_cache.hpp"
 #include "graph/generate.hpp"
@@ -97,7 +103,39 @@ struct mean_lines_job {
   }
 };
 
+// BaM's Figure 6 workload: warp w reads runs of 1024 contiguous 8-byte elements, runs w,
+// w + warps, ..., its lanes coalesced (lane k reads elements k, k + 32, ... of a run). Through
+// the cache element by element (the array view: a pin per warp access) or with a reader (a pin
+// per line). The sums are taken modulo 2^64: exact in any order.
+template <class Source, bool with_reader>
+struct warp_runs_job {
+  static constexpr std::uint64_t run = 1024;
+  Source x;
+  std::uint64_t n;
+  std::uint64_t* partial;  // one per thread
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
+    const std::uint32_t lanes = warp_lanes();
+    const std::uint64_t warps = threads / lanes;
+    auto elements = x.reader();
+    std::uint64_t s = 0;
+    for (std::uint64_t first = t / lanes * run; first < n; first += warps * run) {
+      const std::uint64_t end = first + run < n ? first + run : n;
+      for (std::uint64_t i = first + t % lanes; i < end; i += lanes) {
+        if constexpr (with_reader) {
+          s += elements.at(i);
+        } else {
+          s += x.at(i);
+        }
+      }
+    }
+    partial[t] = s;
+  }
+};
+
 // --- Data -----------------------------------------------------------------------------------
+
+// Whole warps on the GPU (the warp-line kernel needs them): 1024 blocks of 256.
+std::uint32_t threads_on(const runtime& rt) { return on_gpu(rt) ? 1024 * 256 : 4; }
 
 std::uint64_t blocks_for(std::uint64_t bytes) { return (bytes + block_bytes - 1) / block_bytes; }
 
@@ -128,7 +166,8 @@ struct context {
 
 // Runs `once` (which returns the measured seconds of one run and checks its result) `reps`
 // times and records the median. `cache` (null for native) gives the run's hit rate.
-void measure(context& c, row_result r, cache_type* cache, const std::function<double(bool&)>& once) {
+template <class Cache>
+void measure(context& c, row_result r, Cache* cache, const std::function<double(bool&)>& once) {
   std::vector<double> times;
   r.ok = true;
   if (cache != nullptr) cache->reset_counters();
@@ -144,11 +183,17 @@ void measure(context& c, row_result r, cache_type* cache, const std::function<do
   c.rows.push_back(r);
 }
 
+// `measure` of a run without a cache.
+void measure(context& c, const row_result& r, const std::function<double(bool&)>& once) {
+  measure<cache_type>(c, r, nullptr, once);
+}
+
 // Runs `measure` for the cache modes: "cache" on one preloaded cache, "cold" on a fresh cache
-// per repetition (created outside the timed part).
-void measure_cached(context& c, const row_result& base, std::uint64_t first, std::uint64_t blocks,
-                    const std::function<double(cache_type&, bool&)>& once) {
-  auto warm = whole_cache<policy>(c.rt, blocks);
+// per repetition (created outside the timed part). `once(cache, ok)` runs on a cache whose I/O
+// handle is IO (the runtime's completion mode's).
+template <class IO = io_handle, class Once>
+void measure_cached(context& c, const row_result& base, std::uint64_t first, std::uint64_t blocks, Once&& once) {
+  auto warm = whole_cache<policy, IO>(c.rt, blocks);
   warm->preload(0, first, blocks);
   row_result r = base;
   r.mode = "cache";
@@ -159,7 +204,7 @@ void measure_cached(context& c, const row_result& base, std::uint64_t first, std
   r.ok = true;
   cache_counters sum{};
   for (int i = 0; i < c.reps; ++i) {
-    auto cold = whole_cache<policy>(c.rt, blocks);
+    auto cold = whole_cache<policy, IO>(c.rt, blocks);
     bool ok = false;
     times.push_back(once(*cold, ok));
     r.ok = r.ok && ok;
@@ -186,12 +231,11 @@ void bench_mean(context& c, const std::vector<float>& x, const layout& l) {
   const std::uint64_t n = x.size();
   float* dx = to_device(c.rt, x);
   const mean_job<native_source<float>> native{{dx}, n, partial};
-  measure(c, {"vector_mean", "native", "plain", 0, false, registers_of<decltype(native)>(c.rt), -1}, nullptr,
-          [&](bool& ok) {
-            const double s = time_job(c.rt, c.threads, native);
-            check(ok);
-            return s;
-          });
+  measure(c, {"vector_mean", "native", "plain", 0, false, registers_of<decltype(native)>(c.rt), -1}, [&](bool& ok) {
+    const double s = time_job(c.rt, c.threads, native);
+    check(ok);
+    return s;
+  });
   c.rt.free(dx);
   // Element by element through the array view, in a kernel of ptxas's register choice and in
   // one capped at 64 (capped_mean_job).
@@ -216,6 +260,66 @@ void bench_mean(context& c, const std::vector<float>& x, const layout& l) {
   c.rt.free(partial);
 }
 
+// The vector's bytes as 8-byte elements and their sum modulo 2^64.
+struct warp_runs_data {
+  std::vector<std::uint64_t> words;
+  std::uint64_t sum = 0;
+  explicit warp_runs_data(const std::vector<float>& x) : words(x.size() * sizeof(float) / sizeof(std::uint64_t)) {
+    std::memcpy(words.data(), x.data(), words.size() * sizeof(std::uint64_t));
+    for (const std::uint64_t w : words) sum += w;
+  }
+};
+
+// BaM's Figure 6 pattern over `data`: natively (with `native`), then through the array view and
+// through array readers over a cache whose I/O handle is IO; `model` prefixes the cached rows'
+// access.
+template <class IO>
+void bench_warp_runs(context& c, const warp_runs_data& data, const layout& l, bool native, const std::string& model) {
+  const std::uint64_t n = data.words.size();
+  auto* partial = static_cast<std::uint64_t*>(c.rt.allocate_device(c.threads * sizeof(std::uint64_t)));
+  const auto check = [&](bool& ok) {
+    std::uint64_t sum = 0;
+    for (const std::uint64_t p : to_host(c.rt, partial, c.threads)) sum += p;
+    ok = sum == data.sum;
+  };
+  if (native) {
+    std::uint64_t* dx = to_device(c.rt, data.words);
+    using native_job = warp_runs_job<native_source<std::uint64_t>, false>;
+    measure(c, {"warp_runs", "native", "plain", 0, false, registers_of<native_job>(c.rt), -1}, [&](bool& ok) {
+      const double s = time_job(c.rt, c.threads, native_job{{dx}, n, partial});
+      check(ok);
+      return s;
+    });
+    c.rt.free(dx);
+  }
+  const auto through = [&](const std::string& access, auto job) {
+    using job_type = decltype(job);
+    measure_cached<IO>(c, {"warp_runs", "", model + access, 0, false, registers_of<job_type>(c.rt), -1}, l.vec,
+                       l.vec_blocks, [&](auto& cache, bool& ok) {
+                         job.x = {cache.template array<std::uint64_t>(), l.vec * (block_bytes / sizeof(std::uint64_t))};
+                         const double s = time_job(c.rt, c.threads, job);
+                         check(ok);
+                         return s;
+                       });
+  };
+  using cached = cached_source<std::uint64_t, policy, IO>;
+  through("array_view", warp_runs_job<cached, false>{{}, n, partial});
+  through("array_reader", warp_runs_job<cached, true>{{}, n, partial});
+  c.rt.free(partial);
+}
+
+// The same in the BaM-style I/O model (baselines/io_model.hpp), on a runtime of its own: no
+// completion service shares the GPU with it. Stopped before the other runtime starts.
+void bench_warp_runs_bam_style(backend want, const std::string& uri, const std::vector<float>& x,
+                               const warp_runs_data& data, const layout& l, int reps, progress& bar,
+                               std::vector<row_result>& rows) {
+  auto rt = start_runtime(runtime_options_for(io_model::bam_style, bench_runtime_options(want)), uri);
+  write_array(*rt, l.vec, x.data(), x.size() * sizeof(float));
+  context c{*rt, threads_on(*rt), reps, bar, rows};
+  bench_warp_runs<waiting_io_handle>(c, data, l, false, "bam_style_");
+  rt->stop();
+}
+
 // Runs BFS from vertex 0; returns the summed kernel time, sets ok on a match.
 template <class Cols>
 double run_bfs(context& c, const std::vector<std::uint32_t>& reference, const device_graph& d, Cols col, bool& ok) {
@@ -231,7 +335,7 @@ void bench_bfs(context& c, const csr& g, const layout& l) {
                        static_cast<std::uint32_t*>(c.rt.allocate_device(sizeof(std::uint32_t)))};
   std::uint32_t* col = to_device(c.rt, g.col);
   using native_cols = native_source<std::uint32_t>;
-  measure(c, {"bfs", "native", "plain", 0, false, registers_of<bfs_job<native_cols>>(c.rt), -1}, nullptr,
+  measure(c, {"bfs", "native", "plain", 0, false, registers_of<bfs_job<native_cols>>(c.rt), -1},
           [&](bool& ok) { return run_bfs(c, reference, d, native_cols{col}, ok); });
   c.rt.free(col);
   using cached_cols = cached_source<std::uint32_t, policy>;
@@ -257,7 +361,7 @@ void bench_spmv(context& c, const csr& g, const layout& l, std::mt19937_64& rng)
   std::uint32_t* col = to_device(c.rt, g.col);
   float* val = to_device(c.rt, g.val);
   using native_job = spmv_job<native_source<std::uint32_t>, native_source<float>>;
-  measure(c, {"spmv", "native", "plain", 0, false, registers_of<native_job>(c.rt), -1}, nullptr, [&](bool& ok) {
+  measure(c, {"spmv", "native", "plain", 0, false, registers_of<native_job>(c.rt), -1}, [&](bool& ok) {
     const double s = time_job(c.rt, c.threads, native_job{{col}, {val}, row, dx, y, g.n});
     check(ok);
     return s;
@@ -295,7 +399,7 @@ int cache_overhead_main(int argc, char** argv, int first) {
   const std::string store = opt.get("store", "");
   const auto seed = opt.whole<std::uint64_t>("seed", 7);
   const std::string out_path = opt.get("out", "results/cache_overhead.json");
-  const auto kernels = opt.list("kernels", "vector_mean,bfs,spmv");
+  const auto kernels = opt.list("kernels", "vector_mean,warp_runs,bfs,spmv");
   opt.reject_unknown();
   const auto wants = [&](const char* k) { return std::find(kernels.begin(), kernels.end(), k) != kernels.end(); };
 
@@ -314,6 +418,16 @@ int cache_overhead_main(int argc, char** argv, int first) {
   l.val_blocks = blocks_for(g.val.size() * sizeof(float));
 
   const std::string uri = store.empty() ? ram_uri(l.total() * block_bytes) : store;
+  // Vector mean: native, then the cache and cold runs of three accesses; warp runs: of two, in
+  // each I/O model; BFS, SpMV: native, cache, cold.
+  progress bar((wants("vector_mean") ? 7 : 0) + (wants("warp_runs") ? 9 : 0) + (wants("bfs") ? 3 : 0) +
+               (wants("spmv") ? 3 : 0));
+  std::vector<row_result> rows;
+  std::optional<warp_runs_data> runs;
+  if (wants("warp_runs")) {
+    runs.emplace(x);
+    bench_warp_runs_bam_style(want, uri, x, *runs, l, reps, bar, rows);
+  }
   auto rt = start_runtime(want, uri);
   if (rt->devices()[0].capacity_blocks * rt->devices()[0].lba_bytes < l.total() * block_bytes) {
     throw std::invalid_argument("cache_overhead: " + uri + " is smaller than the data");
@@ -324,20 +438,19 @@ int cache_overhead_main(int argc, char** argv, int first) {
   write_array(*rt, l.col, g.col.data(), g.col.size() * sizeof(std::uint32_t));
   write_array(*rt, l.val, g.val.data(), g.val.size() * sizeof(float));
 
-  // Whole warps on the GPU (the warp-line kernel needs them): 1024 blocks of 256.
-  const std::uint32_t threads = on_gpu(*rt) ? 1024 * 256 : 4;
-  std::vector<row_result> rows;
-  // Vector mean: native, then the cache and cold runs of three accesses; BFS, SpMV: native, cache, cold.
-  progress bar((wants("vector_mean") ? 7 : 0) + (wants("bfs") ? 3 : 0) + (wants("spmv") ? 3 : 0));
+  const std::uint32_t threads = threads_on(*rt);
   context c{*rt, threads, reps, bar, rows};
   if (wants("vector_mean")) bench_mean(c, x, l);
+  if (wants("warp_runs")) bench_warp_runs<io_handle>(c, *runs, l, true, "");
   if (wants("bfs")) bench_bfs(c, g, l);
   if (wants("spmv")) bench_spmv(c, g, l, rng);
 
   result_document doc;
-  std::printf("%-12s %-7s %-11s %11s %8s %9s %5s %s\n", "kernel", "mode", "access", "time_ms", "x_native", "hit_rate",
+  std::printf("%-12s %-7s %-22s %11s %8s %9s %5s %s\n", "kernel", "mode", "access", "time_ms", "x_native", "hit_rate",
               "regs", "check");
   bool all_ok = true;
+  // Warp runs read the vector's whole 8-byte elements once: their rate is a bandwidth.
+  const auto vector_bytes = static_cast<double>(x.size() * sizeof(float) / 8 * 8);
   for (const row_result& r : rows) {
     double native = 0;
     for (const row_result& n : rows) {
@@ -348,15 +461,20 @@ int cache_overhead_main(int argc, char** argv, int first) {
     // Native rows have no hit rate, and CPU threads no register count: print "-" there.
     const std::string hits = r.hit_rate >= 0 ? std::to_string(r.hit_rate).substr(0, 6) : "-";
     const std::string regs = r.registers >= 0 ? std::to_string(r.registers) : "-";
-    std::printf("%-12s %-7s %-11s %11.3f %8.2f %9s %5s %s\n", r.kernel.c_str(), r.mode.c_str(), r.access.c_str(),
+    std::printf("%-12s %-7s %-22s %11.3f %8.2f %9s %5s %s\n", r.kernel.c_str(), r.mode.c_str(), r.access.c_str(),
                 r.seconds * 1e3, ratio, hits.c_str(), regs.c_str(), r.ok ? "ok" : "FAILED");
     json_object o;
     o.set("kernel", r.kernel).set("mode", r.mode).set("access", r.access).set("seconds", r.seconds);
     o.set("ratio_to_native", ratio).set("verified", r.ok).set("registers", std::int64_t{r.registers});
     if (r.hit_rate >= 0) o.set("hit_rate", r.hit_rate);
+    if (r.kernel == "warp_runs") o.set("gbps", vector_bytes / r.seconds / 1e9);
     doc.points.push_back(o);
     if (r.kernel == "vector_mean" && r.mode == "cache" && r.access == "warp_lines") {
       std::printf("%-12s target: cache-API time <= 1.3x native: %s\n", "", ratio <= 1.3 ? "met" : "MISSED");
+    }
+    if (r.kernel == "warp_runs" && r.mode != "cold") {
+      std::printf("%-12s %s %s: %.1f GB/s%s\n", "", r.mode.c_str(), r.access.c_str(), vector_bytes / r.seconds / 1e9,
+                  r.mode == "cache" ? " from the hot cache (target >= 1000 GB/s on the H100)" : "");
     }
   }
   doc.set_header("cache_overhead", rt->describe(), argc, argv);
