@@ -137,8 +137,6 @@ struct warp_runs_job {
 // Whole warps on the GPU (the warp-line kernel needs them): 1024 blocks of 256.
 std::uint32_t threads_on(const runtime& rt) { return on_gpu(rt) ? 1024 * 256 : 4; }
 
-std::uint64_t blocks_for(std::uint64_t bytes) { return (bytes + block_bytes - 1) / block_bytes; }
-
 // Where each array lives in the store (blocks of device 0). col and val are adjacent so one
 // preload covers SpMV's data.
 struct layout {
@@ -411,11 +409,11 @@ int cache_overhead_main(int argc, char** argv, int first) {
   csr g = build_csr(uniform_edges(vertices, std::uint64_t{vertices} * degree, seed));
   random_weights(g, seed);
   layout l;
-  l.vec_blocks = blocks_for(x.size() * sizeof(float));
+  l.vec_blocks = blocks_of(x.size() * sizeof(float));
   l.col = l.vec + l.vec_blocks;
-  l.col_blocks = blocks_for(g.col.size() * sizeof(std::uint32_t));
+  l.col_blocks = blocks_of(g.col.size() * sizeof(std::uint32_t));
   l.val = l.col + l.col_blocks;
-  l.val_blocks = blocks_for(g.val.size() * sizeof(float));
+  l.val_blocks = blocks_of(g.val.size() * sizeof(float));
 
   const std::string uri = store.empty() ? ram_uri(l.total() * block_bytes) : store;
   // Vector mean: native, then the cache and cold runs of three accesses; warp runs: of two, in

@@ -31,8 +31,6 @@ std::string describe(const std::string& kind, const csr& g, std::uint64_t max_de
 
 }  // namespace
 
-std::uint64_t blocks_of(std::uint64_t bytes) { return (bytes + block_bytes - 1) / block_bytes; }
-
 graph_case make_case(std::string name, const std::string& kind, csr g, std::uint64_t seed) {
   if (g.edges() == 0) throw std::invalid_argument("graphs: " + name + " has no edges");
   if (g.val.empty()) random_weights(g, seed);
@@ -82,9 +80,29 @@ std::uint64_t lay_out(std::vector<graph_case>& cases) {
   return next;
 }
 
+void write_edges(runtime& rt, const std::vector<graph_case>& cases) {
+  for (const graph_case& c : cases) {
+    write_array(rt, c.col_block, c.g.col.data(), c.g.edges() * sizeof(std::uint32_t));
+    write_array(rt, c.val_block, c.g.val.data(), c.g.edges() * sizeof(float));
+  }
+}
+
 double lanes_per_access(const cache_counters& n) {
   const std::uint64_t accesses = n.hits + n.misses + n.hits_on_busy;
   return accesses == 0 ? -1 : static_cast<double>(accesses + n.coalesced_in_warp) / static_cast<double>(accesses);
+}
+
+step_result native_step(runtime& rt, std::uint32_t threads, int reps, const graph_case& c, const vertex_arrays& v,
+                        kernel k) {
+  std::uint32_t* col = to_device(rt, c.g.col);
+  float* val = k == kernel::spmv ? to_device(rt, c.g.val) : nullptr;
+  const step_result s = repeat(reps, true, [&] {
+    return run_kernel(rt, threads, c, v, k, native_source<std::uint32_t>{col}, native_source<float>{val});
+  });
+  rt.free(col);
+  if (val != nullptr) rt.free(val);
+  rt.check();
+  return s;
 }
 
 #if defined(__CUDACC__)

@@ -37,8 +37,6 @@ struct graph_case {
   std::uint64_t blocks_for(kernel k) const { return col_blocks + (k == kernel::spmv ? val_blocks : 0); }
 };
 
-std::uint64_t blocks_of(std::uint64_t bytes);
-
 // A case of `g` (its weights drawn from `seed` if it has none) with its references computed.
 graph_case make_case(std::string name, const std::string& kind, csr g, std::uint64_t seed);
 
@@ -49,6 +47,9 @@ graph_case generated_case(const std::string& name, std::uint32_t scale, std::uin
 // Places the cases' edge arrays one after another (each starts on a block; columns and values
 // adjacent so one preload covers SpMV's data) and returns the blocks used.
 std::uint64_t lay_out(std::vector<graph_case>& cases);
+
+// Writes every case's edge arrays to device 0 of `rt` where lay_out placed them.
+void write_edges(runtime& rt, const std::vector<graph_case>& cases);
 
 // --- Running --------------------------------------------------------------------------------
 
@@ -161,6 +162,11 @@ step_result repeat(int reps, bool warm_up, Once&& once) {
   s.seconds_per_step = median(per_step);
   return s;
 }
+
+// Kernel `k` with the case's edge arrays in device memory, plain loads (native): `reps` runs
+// after an untimed one.
+step_result native_step(runtime& rt, std::uint32_t threads, int reps, const graph_case& c, const vertex_arrays& v,
+                        kernel k);
 
 #if defined(__CUDACC__)
 // Where the edge arrays' CUDA managed (unified) memory lives when a kernel reads it.

@@ -44,8 +44,6 @@ namespace {
 
 using namespace graph;
 using policy = cache::clock;
-using native_cols = native_source<std::uint32_t>;
-using native_vals = native_source<float>;
 
 struct bench_context {
   runtime& rt;
@@ -53,17 +51,6 @@ struct bench_context {
   int reps;
   progress& bar;
 };
-
-step_result native_step(const bench_context& b, const graph_case& c, const vertex_arrays& v, kernel k) {
-  std::uint32_t* col = to_device(b.rt, c.g.col);
-  float* val = k == kernel::spmv ? to_device(b.rt, c.g.val) : nullptr;
-  const step_result s =
-      repeat(b.reps, true, [&] { return run_kernel(b.rt, b.threads, c, v, k, native_cols{col}, native_vals{val}); });
-  b.rt.free(col);
-  if (val != nullptr) b.rt.free(val);
-  b.rt.check();
-  return s;
-}
 
 // Step 2: one cache holding everything the kernel reads, preloaded before the timed runs.
 template <class IO>
@@ -468,15 +455,12 @@ void run_models(const graphs_settings& s, graphs_plan& p, std::uint32_t threads,
     }
     std::fprintf(stderr, "\n%s: writing %.1f MiB of edges to %s...\n", name_of(m),
                  static_cast<double>(p.blocks * block_bytes) / (1 << 20), p.uri.c_str());
-    for (const graph_case& c : p.cases) {
-      write_array(*rt, c.col_block, c.g.col.data(), c.g.edges() * sizeof(std::uint32_t));
-      write_array(*rt, c.val_block, c.g.val.data(), c.g.edges() * sizeof(float));
-    }
+    write_edges(*rt, p.cases);
     const bench_context b{*rt, threads, s.reps, bar};
     each_kernel(*rt, s, p, [&](kernel_result& r, const graph_case& c, const vertex_arrays& v, kernel k) {
       model_result mr{m, {}, {}, {}, r.native};
       const std::string label = c.name + " " + name_of(k) + " " + name_of(m);
-      mr.native_beside = native_step(b, c, v, k);
+      mr.native_beside = native_step(b.rt, b.threads, b.reps, c, v, k);
       bar.step(label + " native");
       const bool bam = m == io_model::bam_style;
       mr.cache = bam ? cache_step<waiting_io_handle>(b, c, v, k) : cache_step<io_handle>(b, c, v, k);
@@ -538,7 +522,7 @@ graphs_run run_plan(const graphs_settings& s, graphs_plan& p) {
                (with_pipeline ? p.cases.size() : 0));
   const bench_context b{*rt, out.threads, s.reps, bar};
   each_kernel(*rt, s, p, [&](kernel_result& r, const graph_case& c, const vertex_arrays& v, kernel k) {
-    r.native = native_step(b, c, v, k);
+    r.native = native_step(b.rt, b.threads, b.reps, c, v, k);
     bar.step(c.name + " " + name_of(k) + " native");
 #if defined(__CUDACC__)
     if (with_unified) {

@@ -111,10 +111,7 @@ std::unique_ptr<runtime> runtime_with_edges(const settings& s, const std::string
                                             const std::vector<graph_case>& cases) {
   auto rt = start_runtime(s.want, uri);
   std::fprintf(stderr, "\nwriting the edges to %s...\n", uri.c_str());
-  for (const graph_case& c : cases) {
-    write_array(*rt, c.col_block, c.g.col.data(), c.g.edges() * sizeof(std::uint32_t));
-    write_array(*rt, c.val_block, c.g.val.data(), c.g.edges() * sizeof(float));
-  }
+  write_edges(*rt, cases);
   return rt;
 }
 
@@ -122,16 +119,10 @@ std::unique_ptr<runtime> runtime_with_edges(const settings& s, const std::string
 // (so that no service kernel shares the GPU with them).
 void run_uncached(const context& x, const std::vector<graph_case>& cases, std::unique_ptr<runtime> rt) {
   each_kernel(*rt, x, cases, [&](const graph_case& c, const vertex_arrays& v, kernel k) {
-    std::uint32_t* col = to_device(*rt, c.g.col);
-    float* val = k == kernel::spmv ? to_device(*rt, c.g.val) : nullptr;
     row r{c.name, "hbm", k};
-    r.step = repeat(x.s.reps, true, [&] {
-      return run_kernel(*rt, x.threads, c, v, k, native_source<std::uint32_t>{col}, native_source<float>{val});
-    });
+    r.step = native_step(*rt, x.threads, x.s.reps, c, v, k);
     r.data_bytes = c.blocks_for(k) * block_bytes;
     x.rows.push_back(r);
-    rt->free(col);
-    if (val != nullptr) rt->free(val);
     x.bar.step(c.name + " " + name_of(k) + " hbm");
 #if defined(__CUDACC__)
     if (!on_gpu(*rt)) return;

@@ -33,6 +33,9 @@ AGIO_HD constexpr std::uint32_t warp_lanes() { return portable::on_device() ? 32
 
 inline constexpr std::uint32_t block_bytes = 4096;  // store LBA = cache line = 4 KiB
 
+// Blocks that `bytes` take, the last one perhaps partly.
+constexpr std::uint64_t blocks_of(std::uint64_t bytes) { return (bytes + block_bytes - 1) / block_bytes; }
+
 // A ram: store of at least `bytes` (whole MiB), with 4 KiB blocks.
 inline std::string ram_uri(std::uint64_t bytes) {
   return "ram:" + std::to_string(std::max<std::uint64_t>(1, (bytes + (1u << 20) - 1) >> 20)) + "M?lba=4096";
@@ -73,7 +76,7 @@ inline std::uint64_t store_commands(const runtime& rt) {
 template <class Gen>
 void write_store(runtime& rt, std::uint64_t first_block, std::uint64_t bytes, Gen&& gen, std::uint32_t dev = 0) {
   const std::uint32_t lba = rt.devices()[dev].lba_bytes;
-  const std::uint64_t total = (bytes + block_bytes - 1) / block_bytes * block_bytes;
+  const std::uint64_t total = blocks_of(bytes) * block_bytes;
   const std::size_t staging_bytes = std::min<std::uint64_t>(total, std::uint64_t{64} << 20);
   auto* staging = static_cast<std::byte*>(rt.allocate_device(staging_bytes));
   auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(sizeof(std::uint32_t)));
