@@ -121,15 +121,16 @@ INSTANTIATE_TEST_SUITE_P(
 // holding queue entries can deadlock here. Without a service, submitters facing full queues
 // retire completions themselves, so it must finish then too.
 void run_figure1(std::uint32_t queue_pairs, std::uint32_t depth, unsigned threads, unsigned per_thread,
-                 completion_mode completion = completion_mode::service) {
+                 completion_mode completion = completion_mode::service, unsigned read_us = 5000) {
   runtime_options opt;
   opt.backend = backend::cpu;
   opt.completion = completion;
   opt.max_transfer_bytes = 4096;
   opt.transaction_records = threads * per_thread + 64;
   runtime rt(opt);
-  // A read latency keeps commands outstanding long enough for every queue to fill.
-  rt.attach(device_options{"ram:4M?lba=4096&read_us=5000", queue_pairs, depth});
+  // A read latency keeps commands outstanding long enough for every queue to fill: longer
+  // than the threads take to issue everything they hold, even slowed by a sanitizer.
+  rt.attach(device_options{"ram:4M?lba=4096&read_us=" + std::to_string(read_us), queue_pairs, depth});
   rt.start();
   auto* buffers = static_cast<std::byte*>(rt.allocate_device(std::size_t{threads} * per_thread * 4096));
   std::latch all_started(threads);  // every thread issues at once, as GPU threads would
@@ -152,9 +153,15 @@ void run_figure1(std::uint32_t queue_pairs, std::uint32_t depth, unsigned thread
 
 TEST(Figure1, OneQueuePairOfFourEntries) { run_figure1(1, 4, 16, 8); }
 TEST(Figure1, TwoQueuePairs) { run_figure1(2, 4, 16, 8); }
-TEST(Figure1, ManyQueuePairs) { run_figure1(128, 2, 64, 8); }
+// Many shallow queue pairs fill only once the threads have issued about a quarter of their
+// requests, which must happen before the first read finishes: 5 ms was not always long enough
+// for 64 threads on two cores under the thread sanitizer.
+constexpr unsigned many_queues_read_us = 50000;
+TEST(Figure1, ManyQueuePairs) { run_figure1(128, 2, 64, 8, completion_mode::service, many_queues_read_us); }
 TEST(Figure1, WaitersRetireOnOneQueuePair) { run_figure1(1, 4, 16, 8, completion_mode::waiters); }
-TEST(Figure1, WaitersRetireOnManyQueuePairs) { run_figure1(128, 2, 64, 8, completion_mode::waiters); }
+TEST(Figure1, WaitersRetireOnManyQueuePairs) {
+  run_figure1(128, 2, 64, 8, completion_mode::waiters, many_queues_read_us);
+}
 
 TEST(Devices, SeveralStoresEachKeepTheirOwnData) {
   temp_file file("multi");
