@@ -22,7 +22,12 @@ struct native_source {
   // against 2026-11-23).
   static constexpr bool walks_in_step = false;
   const T* data;
-  AGIO_HD T at(std::uint64_t i) const { return data[i]; }
+  // `holding` as for cached readers: plain loads hold nothing.
+  template <class... Holding>
+  AGIO_HD T at(std::uint64_t i, Holding&...) const {
+    return data[i];
+  }
+  AGIO_HD void release() const {}
   // Plain loads keep no state: the source is its own reader.
   AGIO_HD native_source reader() const { return *this; }
 };
@@ -48,11 +53,15 @@ struct cached_source {
   struct reader_type {
     cache::array_reader<T, Policy, cache::no_lock_chain, cache::no_share_table, IO> elements;
     std::uint64_t first;
-    AGIO_HD T at(std::uint64_t i) {
+    // `holding`: the thread's other readers, which let go of their lines if this read must
+    // wait for its own (array_reader.hpp).
+    template <class... Holding>
+    AGIO_HD T at(std::uint64_t i, Holding&... holding) {
       T v{};
-      (void)elements.get(first + i, v);
+      (void)elements.get(first + i, v, holding.elements...);
       return v;
     }
+    AGIO_HD void release() { elements.release(); }
   };
   AGIO_HD reader_type reader() const { return {view.reader(0), first}; }
 };
@@ -72,7 +81,9 @@ struct edge_range {
 // than 4x their mean, plus 64) leaves the step for the rest of the job, so that a Kronecker
 // graph's hubs do not hold the other lanes back round after round. Lanes in step wait for
 // the round's longest row, which costs plain loads more than it gains them (native_source
-// walks free); docs/RESULTS.md (hit cost) has the figures.
+// walks free); docs/RESULTS.md (hit cost) has the figures. In step, `walk` must leave its
+// readers holding no line: a lane waiting for the others with a line pinned can keep a set
+// full while they wait for room in it (array_reader.hpp).
 template <bool in_step, class RangeOf, class Walk>
 AGIO_HD void for_each_vertex(std::uint32_t t, std::uint32_t threads, std::uint32_t n, RangeOf&& range_of, Walk&& walk) {
   namespace warp = portable::warp;
@@ -193,8 +204,14 @@ struct spmv_job {
         },
         [&](const edge_range& r) {
           float acc = 0;
-          for (std::uint64_t e = r.first; e < r.end; ++e) acc += vals.at(e) * x[cols.at(e)];
+          for (std::uint64_t e = r.first; e < r.end; ++e) {
+            const float v = vals.at(e, cols);
+            acc += v * x[cols.at(e, vals)];
+          }
           y[r.vertex] = acc;
+          // The next row lies `threads` rows on, in other lines (for_each_vertex).
+          vals.release();
+          cols.release();
         });
   }
 };
@@ -241,6 +258,7 @@ struct cc_job {
             if (mine < theirs) lowered = lower(labels[u], mine) || lowered;
           }
           if (lowered) portable::store<scope::device>(*changed, 1u, portable::relaxed);
+          cols.release();  // the next row lies `threads` rows on, in another line (for_each_vertex)
         });
   }
 };

@@ -1,5 +1,6 @@
 // The GPU suite's cache: a thousand threads writing and reading through caches far smaller
-// than the data, with each replacement policy, and array readers walking runs through two lines.
+// than the data, with each replacement policy, and array readers walking runs through two lines
+// (one reader a thread) and through eight (two readers a thread).
 #include <gtest/gtest.h>
 
 #include <type_traits>
@@ -131,6 +132,60 @@ TEST(GpuCache, ReadersWalkRunsThroughATwoLineCache) {
     const auto c = cache.counters();
     EXPECT_GT(c.coalesced_in_warp, 0u);
     EXPECT_GT(c.evictions, 0u);
+  });
+  std::uint32_t failed = 0;
+  rt.copy_to_host(&failed, failures, 4);
+  EXPECT_EQ(failed, 0u);
+  rt.check();
+  rt.stop();
+}
+
+// Two readers a thread (SpMV's columns and values): each warp walks runs of both arrays side
+// by side, 32 warps through eight lines. A reader that waited for its line while the thread's
+// other reader held one would let the warps pin every line and stop the cache until their
+// waits time out; named in get(), the other reader lets go first (array_reader.hpp).
+template <class IO>
+struct paired_readers_job {
+  cache::array_view<std::uint32_t, cache::clock, cache::no_lock_chain, cache::no_share_table, IO> arr;
+  std::uint32_t blocks;
+  std::uint32_t* failures;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
+    auto columns = arr.reader(0);
+    auto values = arr.reader(0);
+    const std::uint64_t half = std::uint64_t{blocks} / 2 * 1024;  // the second array starts here
+    std::uint32_t wrong = 0;
+    for (std::uint32_t k = 0; k < 4; ++k) {
+      const std::uint64_t first = ((t / 32 + k * 5) % (blocks / 2)) * 1024 + (t % 32) * 32;
+      for (std::uint64_t i = first; i < first + 32; ++i) {
+        std::uint32_t c = 0, v = 0;
+        if (!columns.get(i, c, values).ok() || c != static_cast<std::uint32_t>(i * 7 + 3)) wrong++;
+        if (!values.get(half + i, v, columns).ok() || v != static_cast<std::uint32_t>((half + i) * 7 + 3)) wrong++;
+      }
+    }
+    if (wrong != 0) detail::fetch_add<detail::scope::device>(*failures, wrong, detail::relaxed);
+  }
+};
+
+TEST(GpuCache, TwoReadersAThreadThroughAnEightLineCache) {
+  constexpr std::uint32_t blocks = 32;
+  runtime_options o = gpu_options();
+  o.wait_timeout_ms = 20'000;  // a stopped cache fails the test in seconds, not minutes
+  runtime rt(o);
+  rt.attach(device_options{"ram:1M?lba=4096", 4, 32});
+  rt.start();
+  std::vector<std::uint32_t> words(blocks * 1024);
+  for (std::uint32_t e = 0; e < words.size(); ++e) words[e] = e * 7 + 3;
+  auto* data = static_cast<std::byte*>(rt.allocate_device(blocks * 4096));
+  auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
+  rt.copy_to_device(data, words.data(), blocks * 4096);
+  const std::uint32_t zero = 0;
+  rt.copy_to_device(failures, &zero, 4);
+  with_io(rt, [&](const auto& io) {
+    using IO = std::decay_t<decltype(io)>;
+    run_job(rt, 16, bench::chunk_job<IO>{io, 0, 1, data, 4096, blocks, failures});
+    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, IO> cache(rt, {8 * 4096, 4096, 8});
+    run_job(rt, 1024, paired_readers_job<IO>{cache.template array<std::uint32_t>(), blocks, failures});
+    EXPECT_GT(cache.counters().evictions, 0u);
   });
   std::uint32_t failed = 0;
   rt.copy_to_host(&failed, failures, 4);

@@ -268,6 +268,36 @@ TEST(ArrayReader, TwoLineCacheUnderManyReadersLosesNoPin) {
   EXPECT_EQ(b, (7u * 1024 + 5) * 7 + 3);
 }
 
+// 32 threads share an eight-line cache, each walking two arrays side by side (SpMV's columns
+// and values) with a reader for each. A reader that must wait for its line has its thread's
+// other reader let go first (get's trailing arguments): otherwise eight threads holding one
+// line each while waiting for another stop the cache until their waits time out.
+TEST(ArrayReader, TwoReadersPerThreadInAnEightLineCacheNeverWaitHoldingALine) {
+  runtime rt(short_wait_options(5'000));
+  constexpr std::uint64_t blocks = 32;
+  start_with_pattern(rt, {"ram:1M?lba=4096", 2, 16}, blocks);
+  software_cache<cache::clock> cache(rt, {8 * 4096, 4096, 8});
+  const auto arr = cache.array<std::uint32_t>();
+  constexpr std::uint64_t half = blocks / 2 * 1024;  // the second array starts here
+  std::atomic<unsigned> wrong{0};
+  run_threads(32, [&](unsigned t) {
+    auto columns = arr.reader(0);
+    auto values = arr.reader(0);
+    for (std::uint64_t k = 0; k < 4; ++k) {
+      const std::uint64_t start = (t + k * 5) % (blocks / 2) * 1024 + t;
+      for (std::uint64_t i = start; i < start + 1024; i += 16) {
+        std::uint32_t c = 0, v = 0;
+        if (!columns.get(i, c, values).ok() || c != i * 7 + 3) wrong++;
+        if (!values.get(half + i % half, v, columns).ok() || v != (half + i % half) * 7 + 3) wrong++;
+      }
+    }
+  });
+  EXPECT_EQ(wrong.load(), 0u);
+  // No pin is left behind: every line can be taken again.
+  std::uint32_t v = 0;
+  for (std::uint64_t b = 0; b < blocks; ++b) ASSERT_TRUE(arr.get(0, b * 1024 + 9, v).ok());
+}
+
 // A failed read reaches the reader as the NVMe status; the reader then holds nothing and goes
 // on with good elements.
 TEST(ArrayReader, FailedReadGivesTheStatusAndMovesOn) {

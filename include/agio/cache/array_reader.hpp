@@ -15,12 +15,14 @@
 // one of them (the array view's warp coalescing), which takes a pin for each lane.
 //
 // Holding a line: a reader lets go of its line before it asks the cache for another, so one
-// reader never holds a line while it waits. A thread with two readers (SpMV's columns and
-// values) does hold one line while the other waits for a fill, and so does a lane that waits
-// for its warp's other lanes (kept in step) with its line pinned: such threads need sets with
-// room for the lines they hold besides the ones they wait for, as in a cache large enough for
-// the data (eval/cache/whole_cache.hpp). Otherwise waits end at the cache's deadline with a
-// timeout status instead of finishing.
+// reader never holds a line while it waits. A thread with several readers (SpMV's columns and
+// values) names its other readers in each get(): if the read must wait for its line (its set
+// has none to give, or another access is filling it), they let go of theirs first, and pin
+// again on their next read. Threads that wait holding lines can pin every line of a set while
+// waiting for room in another, and then nothing moves until their waits time out: 32 threads
+// with two readers each stopped an eight-line cache that way (tests/host/test_cache.cpp).
+// Likewise a lane that waits for its warp's other lanes (kept in step) should release() its
+// readers first.
 #include <cstdint>
 
 #include "agio/cache/cache.hpp"
@@ -62,8 +64,10 @@ class array_reader {
   AGIO_HD ~array_reader() { release(); }
 
   // Reads element `index` into `out`; on failure `out` is left alone and the reader holds
-  // nothing.
-  AGIO_HD status get(std::uint64_t index, T& out) {
+  // nothing. `holding`: the thread's other readers, which let go of their lines if this read
+  // must wait for its own.
+  template <class... Holding>
+  AGIO_HD status get(std::uint64_t index, T& out, Holding&... holding) {
     // A read inside the held line divides nothing: its offset from the line's first element is
     // checked instead (an index below the line wraps to a large offset). Dividing by the
     // run-time line length on every read made the graph kernels' cache-API overhead 15-22%
@@ -75,7 +79,7 @@ class array_reader {
         release();
         return {outcome::invalid_argument, 0};
       }
-      const status moved = move_to(block);
+      const status moved = move_to(block, holding...);
       if (!moved.ok()) return moved;
       offset = index - first_;
     }
@@ -94,22 +98,38 @@ class array_reader {
   }
 
  private:
-  AGIO_HD status move_to(std::uint64_t block) {
+  using cache_type = cache_handle<Policy, Locks, Shares, IO>;
+
+  template <class... Holding>
+  AGIO_HD status move_to(std::uint64_t block, Holding&... holding) {
     release();
     const deadline limit = deadline::after_ns(cache_.wait_timeout_ns);
+    if constexpr (sizeof...(Holding) != 0) {
+      // First without waiting; if the line cannot be had at once, every lane of the group lets
+      // go of its other readers' lines, then asks again and waits.
+      const status tried = acquire(block, limit, cache_type::on_contention::give_up);
+      if (tried.result != outcome::pending) return tried;
+      (holding.release(), ...);
+    }
+    return acquire(block, limit, cache_type::on_contention::wait);
+  }
+
+  // Pins the line of `block` for this lane: the lanes of the warp asking for the same block
+  // together are served by one acquisition, made by one of them.
+  AGIO_HD status acquire(std::uint64_t block, deadline limit, typename cache_type::on_contention contention) {
     std::uint32_t line = no_line;
     status result{outcome::pending, 0};
     const detail::warp::lane_group group = cache_.coalesced_until(
         block_tag(dev_, block), limit,
         [&](const detail::warp::lane_group& crew) {
-          result = cache_.acquire_line(dev_, block, line, limit, crew);
+          result = cache_.acquire_line(dev_, block, line, limit, crew, contention);
           // Every lane of the group holds a pin of its own, given back whenever it moves on.
           const std::uint32_t lanes = detail::warp::count(crew.mask);
           if (result.ok() && lanes != 1) cache_.add_pins(line, lanes - 1);
         },
         result);
-    // A failed group holds nothing, and its lanes may since have gone on in other groups: none
-    // of them may join the group's shuffle and barrier below.
+    // A failed (or given up) group holds nothing, and its lanes may since have gone on in other
+    // groups: none of them may join the group's shuffle and barrier below.
     if (!result.ok()) return result;
     line = detail::warp::from_leader(group, line);
     // The leader's pin acquired the line for the group; the barrier orders the other lanes'
@@ -121,7 +141,7 @@ class array_reader {
     return result;
   }
 
-  cache_handle<Policy, Locks, Shares, IO> cache_;
+  cache_type cache_;
   std::uint32_t dev_;
   std::uint32_t line_ = no_line;
   std::uint64_t first_ = 0;  // the element index of the held line's first element

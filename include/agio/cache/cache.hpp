@@ -89,11 +89,21 @@ class cache_handle {
   AGIO_HD status acquire_line(std::uint32_t dev, std::uint64_t block, std::uint32_t& line, deadline limit) const {
     return acquire_line(dev, block, line, limit, detail::warp::alone());
   }
+  // What an acquisition does when the line cannot be had at once: its set has no line to give
+  // (every one pinned, or being written back) or another access is filling or writing back the
+  // block's line. Its own fill it waits for either way (storage answers regardless).
+  enum class on_contention {
+    wait,     // until the line is had, or the deadline
+    give_up,  // pending at once, holding nothing: for a caller that lets go of lines it holds
+              // and then asks again waiting (array_reader), so that it never waits holding them
+  };
+
   // acquire_line made by the leader of `crew` for the crew, whose other lanes wait in led() (or
   // coalesced()): a fill that the level below serves by copying (a host tier's hit) is copied
   // by all of them.
   AGIO_HD status acquire_line(std::uint32_t dev, std::uint64_t block, std::uint32_t& line, deadline limit,
-                              const detail::warp::lane_group& crew) const {
+                              const detail::warp::lane_group& crew,
+                              on_contention contention = on_contention::wait) const {
     if (dev >= io.device_count) return {outcome::invalid_argument, 0};
     const std::uint64_t tag = block_tag(dev, block);
     return taking_turns(tag, limit, [&](claim_turn& turn) -> status {
@@ -113,7 +123,8 @@ class cache_handle {
             const status failed = forget_failed_fill(found, tag, limit);
             if (failed.finished()) return failed;
           }
-          if (s == line_busy || s == line_cleaning) {
+          // An access that gives up is counted when it asks again.
+          if ((s == line_busy || s == line_cleaning) && contention == on_contention::wait) {
             if (!counted_wait) count_event(state, &cache_counters::hits_on_busy);
             counted_wait = true;
           }
@@ -122,6 +133,7 @@ class cache_handle {
           if (inserted.ok()) return inserted;
           if (inserted.result != outcome::pending) return inserted;
         }
+        if (contention == on_contention::give_up) return {outcome::pending, 0};
         if (limit.passed()) return {outcome::timeout, 0};
         io.help_retire(dev);
         wait.pause();
