@@ -47,6 +47,12 @@ expect 0 'results:' bench io --backend cpu --experiments ram --io-bytes 4096 --o
 points=$(grep -c '"outstanding": 4, "iops"' "$work/io.json")
 others=$(grep -c '"io_bytes": 65536\|"op": "write"\|"outstanding": 1, \|"outstanding": 16, ' "$work/io.json")
 [ "$points" -eq 2 ] && [ "$others" -eq 0 ] || fail "bench io --outstanding 4 --ops read measured other points: $(cat "$work/io.json")"
+# At one request in flight it sets the trip's added time against a flag round trip it measures.
+expect 0 'flag round trip .*: [0-9]' bench io --backend cpu \
+  --experiments ram --io-bytes 4096 --ops read --outstanding 1 --ram-gib 0.0625 --seconds 0.05 --queue-pairs 2 \
+  --controller-threads 1 --out "$work/trip.json"
+grep -q '"added_over_flag": [0-9]' "$work/trip.json" && grep -q '"flag_round_trip_us": [0-9]' "$work/trip.json" ||
+  fail "bench io --outstanding 1 gave no trip against the flag: $(cat "$work/trip.json")"
 expect 2 -- "--policy is clock, lfu_da, s3_fifo or direct_mapped, not 'lru'" bench gather --backend cpu --rows 10 --cache 64K --policy lru
 
 # info looks and never creates.

@@ -1,9 +1,11 @@
 #pragma once
 // The host/device primitives agio's own kernels are written with, for user code whose one body
 // runs as a GPU kernel and on the CPU backend's threads alike (as agio's tools and evaluation
-// do): AGIO_HD, atomics whose thread scope and memory order are explicit at every use, and the
-// warp facade (a warp of one on the CPU).
+// do): AGIO_HD, atomics whose thread scope and memory order are explicit at every use, the
+// warp facade (a warp of one on the CPU), and the clock with the deadlines agio's waits take
+// (agio::now_ns, agio::deadline).
 #include "agio/detail/atomic.hpp"
+#include "agio/detail/clock.hpp"
 #include "agio/detail/platform.hpp"
 #include "agio/detail/warp.hpp"
 

@@ -37,6 +37,7 @@
 #include "harness/progress.hpp"
 #include "harness/scoped_file.hpp"
 #include "harness/timing.hpp"
+#include "io_bench/flag_round_trip.hpp"
 
 namespace agio::bench {
 namespace {
@@ -63,6 +64,9 @@ struct random_io_job {
   std::uint32_t* failures;
   std::uint32_t lanes_per_warp;
   std::uint32_t requesters;  // threads that issue requests
+  // With one request in flight: where the issuing thread's time goes, summed on its own clock
+  // (phase_time below); null otherwise.
+  std::uint64_t* phases;
 
   AGIO_HD void operator()(std::uint32_t thread, std::uint32_t) const {
     if (thread % 32 >= lanes_per_warp) return;
@@ -70,7 +74,9 @@ struct random_io_job {
     if (t >= requesters) return;
     transaction tx[max_batch];
     std::uint64_t state = mix64(seed ^ (std::uint64_t{t} << 20));
+    std::uint64_t submitting_ns = 0, waiting_ns = 0;
     for (std::uint32_t r = 0; r < rounds; ++r) {
+      const std::uint64_t submit_start = phases != nullptr ? now_ns() : 0;
       for (std::uint32_t k = 0; k < batch; ++k) {
         state = mix64(state + k + 1);
         const std::uint32_t dev = static_cast<std::uint32_t>(state % devices);
@@ -79,11 +85,32 @@ struct random_io_job {
         tx[k] = write ? io.async_write(dev, unit * unit_blocks, unit_blocks, slot)
                       : io.async_read(dev, unit * unit_blocks, unit_blocks, slot);
       }
+      const std::uint64_t wait_start = phases != nullptr ? now_ns() : 0;
       for (std::uint32_t k = 0; k < batch; ++k) {
         if (!io.wait(tx[k]).ok()) portable::fetch_add<portable::scope::device>(*failures, 1u, portable::relaxed);
       }
+      if (phases != nullptr) {
+        submitting_ns += wait_start - submit_start;
+        waiting_ns += now_ns() - wait_start;
+      }
+    }
+    if (phases != nullptr) {
+      portable::fetch_add<portable::scope::device>(phases[0], submitting_ns, portable::relaxed);
+      portable::fetch_add<portable::scope::device>(phases[1], waiting_ns, portable::relaxed);
     }
   }
+};
+
+// Where one request's trip goes, in microseconds a request. Device clock: `submission` (in
+// async_read or async_write: a record, a queue entry, the doorbell) and `waiting` (in wait()
+// until the result is seen). Host clock, inside `waiting`: the controller's time from fetching
+// the command to posting its completion, the store's share of it included. The rest of
+// `waiting` is the transport: the controller noticing the doorbell, the completion reaching
+// the device (through the completion service, unless waiters retire it), the data's copy, and
+// the waiter noticing; the benchmark does not split it further.
+struct phase_time {
+  double submission_us = 0;
+  double waiting_us = 0;
 };
 
 struct point {
@@ -96,6 +123,7 @@ struct point {
   // store: what the device-side latency spends outside them is the queue transport.
   double controller_us = 0;
   double store_us = 0;
+  phase_time phases;  // with one request in flight
 };
 
 std::vector<std::uint64_t> latency_sum(const std::vector<device_counters>& counters) {
@@ -121,6 +149,7 @@ struct agio_setup {
   std::byte* buffer = nullptr;
   std::uint64_t slots = 0;
   std::uint32_t* failures = nullptr;
+  std::uint64_t* phases = nullptr;  // two sums (phase_time)
   std::uint64_t units = 0;
   std::uint32_t unit_blocks = 0;
 };
@@ -149,6 +178,7 @@ agio_setup make_setup(const std::vector<std::string>& uris, data_mover mover, co
   s.slots = std::min<std::uint64_t>(max_outstanding, (1ull << 30) / io_bytes);
   s.buffer = static_cast<std::byte*>(s.rt->allocate_device(s.slots * io_bytes));
   s.failures = static_cast<std::uint32_t*>(s.rt->allocate_device(sizeof(std::uint32_t)));
+  s.phases = static_cast<std::uint64_t*>(s.rt->allocate_device(2 * sizeof(std::uint64_t)));
   return s;
 }
 
@@ -163,13 +193,19 @@ point run_agio(agio_setup& s, std::uint32_t devices, std::uint32_t io_bytes, std
       static_cast<std::uint32_t>(std::min<std::uint64_t>(max_batch, (outstanding + threads - 1) / threads));
   const std::uint32_t lanes = gpu ? std::clamp<std::uint32_t>(lanes_per_warp, 1, 32) : 32;
   return with_io(rt, [&](const auto& io) {
-    random_io_job job{io,    devices, s.units,         s.unit_blocks, io_bytes,   s.buffer, s.slots,
-                      batch, 1,       write ? 1u : 0u, 12345,         s.failures, lanes,    threads};
+    random_io_job job{io, devices,         s.units, s.unit_blocks, io_bytes, s.buffer, s.slots, batch,
+                      1,  write ? 1u : 0u, 12345,   s.failures,    lanes,    threads,  nullptr};
     const std::uint32_t launched = gpu ? (threads + lanes - 1) / lanes * 32 : threads;
     // Calibrate with a short run, then size the measured run to the target time.
     const double per_round = run_job(rt, launched, job);
     job.rounds = static_cast<std::uint32_t>(std::clamp(target_seconds / std::max(per_round, 1e-6), 1.0, 100000.0));
     job.seed = 777 + outstanding;
+    const bool one_in_flight = threads == 1 && batch == 1;
+    if (one_in_flight) {
+      const std::uint64_t zero[2] = {0, 0};
+      rt.copy_to_device(s.phases, zero, sizeof zero);
+      job.phases = s.phases;
+    }
     const std::vector<device_counters> counters_before = rt.counters();
     const auto before = latency_sum(counters_before);
     const controller_time time_before = controller_time_sum(counters_before);
@@ -186,6 +222,11 @@ point run_agio(agio_setup& s, std::uint32_t devices, std::uint32_t io_bytes, std
     p.iops = static_cast<double>(p.ops) / p.seconds;
     p.p50_us = quantile_us(before, after, 0.5);
     p.p99_us = quantile_us(before, after, 0.99);
+    if (one_in_flight) {
+      std::uint64_t sums[2] = {0, 0};
+      rt.copy_to_host(sums, s.phases, sizeof sums);
+      p.phases = {static_cast<double>(sums[0]) / 1e3 / p.ops, static_cast<double>(sums[1]) / 1e3 / p.ops};
+    }
     std::uint32_t failures = 0;
     rt.copy_to_host(&failures, s.failures, sizeof failures);
     rt.check();
@@ -470,6 +511,7 @@ int io_bench_main(int argc, char** argv, int first) {
   std::string description;
   double h2d = 0;
   double d2h = 0;
+  double flag_us = 0;
 
   for (const auto& s : plan) {
     const std::uint64_t max_out = *std::max_element(s.outstanding.begin(), s.outstanding.end());
@@ -480,6 +522,9 @@ int io_bench_main(int argc, char** argv, int first) {
       description = setup.rt->describe();
       h2d = pinned_copy_gbps(*setup.rt, true);
       d2h = pinned_copy_gbps(*setup.rt, false);
+      // CPU threads pass the flag through the scheduler when the controller's threads
+      // outnumber the cores: fewer trips there.
+      flag_us = flag_round_trip_us(*setup.rt, setup.rt->backend() == backend::gpu ? 20000 : 200);
     }
     host_memory memory{[&setup](std::size_t n) { return setup.rt->allocate_host(n); },
                        [&setup](void* p) { setup.rt->free(p); }};
@@ -503,12 +548,29 @@ int io_bench_main(int argc, char** argv, int first) {
         o.set("gbps", q.iops * s.io_bytes / 1e9).set("seconds", q.seconds).set("ops", static_cast<std::int64_t>(q.ops));
         if (q.p50_us > 0) o.set("p50_us", q.p50_us).set("p99_us", q.p99_us);
         if (q.controller_us > 0) o.set("controller_us", q.controller_us).set("store_us", q.store_us);
+        // One request in flight: what agio adds to the store's own time, set against the flag
+        // round trip measured above, and where the trip goes (phase_time).
+        const bool one_in_flight = q.phases.waiting_us > 0;
+        const double trip_us = q.phases.submission_us + q.phases.waiting_us;
+        const double added_us = trip_us - q.store_us;
+        const double transport_us = q.phases.waiting_us - q.controller_us;
+        if (one_in_flight) {
+          o.set("trip_us", trip_us).set("added_us", added_us).set("added_over_flag", added_us / flag_us);
+          o.set("submission_us", q.phases.submission_us).set("waiting_us", q.phases.waiting_us);
+          o.set("transport_us", transport_us);
+        }
         doc.points.push_back(o);
         std::printf("%-18s %-5s %6s dev=%zu out=%-7llu %-14s %10.0f IOPS %7.2f GB/s", s.name.c_str(),
                     s.write ? "write" : "read", size_label(s.io_bytes).c_str(), s.uris.size(),
                     static_cast<unsigned long long>(outstanding), system, q.iops, q.iops * s.io_bytes / 1e9);
         if (q.controller_us > 0) std::printf("  (controller %.1f us, store %.1f us)", q.controller_us, q.store_us);
         std::printf("\n");
+        if (one_in_flight) {
+          std::printf(
+              "    trip %.2f us: submission %.2f, controller %.2f (store %.2f), transport %.2f; "
+              "added to the store %.2f us = %.1fx the flag round trip\n",
+              trip_us, q.phases.submission_us, q.controller_us, q.store_us, transport_us, added_us, added_us / flag_us);
+        }
       };
       emit("agio", p);
       if (s.with_ceiling) {
@@ -528,9 +590,12 @@ int io_bench_main(int argc, char** argv, int first) {
   doc.config.set("file", file).set("ram", ram);
   doc.config.set("completion", completion_name(completion));
   doc.config.set("profile_store", profile).set("h2d_copy_gbps", h2d).set("d2h_copy_gbps", d2h);
+  doc.config.set("flag_round_trip_us", flag_us);
   doc.save(out_path);
-  std::printf("device: %s\npinned copies: host-to-device %.1f GB/s, device-to-host %.1f GB/s\nresults: %s\n",
-              description.c_str(), h2d, d2h, out_path.c_str());
+  std::printf(
+      "device: %s\npinned copies: host-to-device %.1f GB/s, device-to-host %.1f GB/s\n"
+      "flag round trip (device -> host -> device through pinned memory): %.2f us\nresults: %s\n",
+      description.c_str(), h2d, d2h, flag_us, out_path.c_str());
   return 0;
 }
 
