@@ -53,6 +53,12 @@ expect 0 'flag round trip .*: [0-9]' bench io --backend cpu \
   --controller-threads 1 --out "$work/trip.json"
 grep -q '"added_over_flag": [0-9]' "$work/trip.json" && grep -q '"flag_round_trip_us": [0-9]' "$work/trip.json" ||
   fail "bench io --outstanding 1 gave no trip against the flag: $(cat "$work/trip.json")"
+# The trip experiment splits it leg by leg from the runtime's trip stamps, on a ram: store and
+# a file: store.
+expect 0 'legs \(us\): submission' bench io --backend cpu --experiments trip --ops read --ram-gib 0.0625 \
+  --file-gib 0.01 --seconds 0.05 --queue-pairs 2 --controller-threads 1 --out "$work/legs.json"
+[ "$(grep -c '"to_retirer_us"' "$work/legs.json")" -eq 2 ] ||
+  fail "bench io --experiments trip did not split both stores' trips: $(cat "$work/legs.json")"
 expect 2 -- "--policy is clock, lfu_da, s3_fifo or direct_mapped, not 'lru'" bench gather --backend cpu --rows 10 --cache 64K --policy lru
 
 # info looks and never creates.

@@ -87,7 +87,8 @@ void bind_runtime(nb::module_& m) {
       .def_rw("controller_spin_us", &runtime_options::controller_spin_us)
       .def_rw("gpu_thread_stack_bytes", &runtime_options::gpu_thread_stack_bytes)
       .def_rw("host_tier_bytes", &runtime_options::host_tier_bytes)
-      .def_rw("host_tier_numa_node", &runtime_options::host_tier_numa_node);
+      .def_rw("host_tier_numa_node", &runtime_options::host_tier_numa_node)
+      .def_rw("trip_stamps", &runtime_options::trip_stamps);
 
   nb::class_<core>(m, "Core")
       .def(nb::init<const runtime_options&>())

@@ -234,7 +234,10 @@ struct nvme_controller::worker {
       std::memcpy(&cmd, &q.qp.sq[q.sq_head], sizeof cmd);
       q.sq_head = (q.sq_head + 1) % q.qp.depth;
       if (q.sq_head != doorbell) prefetch_records(q, q.qp.sq[q.sq_head].cid());
-      if (cmd.cid() < q.qp.depth) q.outstanding[cmd.cid()] = 1;
+      if (cmd.cid() < q.qp.depth) {
+        q.outstanding[cmd.cid()] = 1;
+        stamp(q, cmd.cid(), &queue::trip_stamp::fetched, batch_ns_);
+      }
       if (refusal_ == ok_status) {
         execute(q, cmd);
       } else {
@@ -481,8 +484,17 @@ struct nvme_controller::worker {
     if (cid < q.qp.depth) {
       q.outstanding[cid] = 0;
       count(q.counters->controller_ns, batch_ns_ - q.commands[cid].fetched_ns);
+      stamp(q, cid, &queue::trip_stamp::posted, steady_ns());
     }
     q.completions.post(cid, nvme_status, q.sq_head);
+  }
+
+  // A trip stamp of entry `cid`, where the runtime keeps them. Relaxed: the completion entry's
+  // release orders it before the retirer reads it.
+  static void stamp(const queue_state& q, std::uint16_t cid, std::uint64_t queue::trip_stamp::*field,
+                    std::uint64_t ns) {
+    if (q.qp.stamps == nullptr) return;
+    std::atomic_ref<std::uint64_t>(q.qp.stamps[cid].*field).store(ns, std::memory_order_relaxed);
   }
 
   bool retry_completions(queue_state& q) { return q.completions.post_held(q.sq_head); }

@@ -248,6 +248,7 @@ void runtime::state::allocate_queue_pair(const attached& dev, std::uint32_t i, c
     into.cq_head_doorbell = c.take<std::uint32_t>(1, 64);
     into.buffers = c.take<queue::declared_buffer>(depth, 64);
     into.deferred = c.take<queue::deferred_copy>(depth, 64);
+    into.stamps = options.trip_stamps ? c.take<queue::trip_stamp>(depth, 64) : nullptr;
     into.prp_lists = c.take<std::uint64_t>(std::size_t{depth} * sized.list_bytes / 8, 4096);
     into.bounce = c.take<std::byte>(std::size_t{depth} * slot_bytes, 4096);
     // The retirer copies zero-copy reads out of the store itself, checking its sequences.
@@ -733,6 +734,7 @@ std::vector<device_counters> runtime::counters() const {
     c.queue_full_retries = raw[d].queue_full_retries;
     c.bytes = raw[d].bytes;
     c.latency_log2_ns.assign(std::begin(raw[d].latency), std::end(raw[d].latency));
+    c.trip = raw[d].trip;
     for (std::uint32_t q = 0; q < s.devices[d].options.queue_pairs && s.proxy; ++q) {
       const auto& qc = s.proxy->counters(d, q);
       c.queue_pairs.push_back(

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <latch>
 #include <numeric>
@@ -161,6 +162,47 @@ TEST(Figure1, ManyQueuePairs) { run_figure1(128, 2, 64, 8, completion_mode::serv
 TEST(Figure1, WaitersRetireOnOneQueuePair) { run_figure1(1, 4, 16, 8, completion_mode::waiters); }
 TEST(Figure1, WaitersRetireOnManyQueuePairs) {
   run_figure1(128, 2, 64, 8, completion_mode::waiters, many_queues_read_us);
+}
+
+// With trip stamps every request's trip is summed leg by leg. On CPU threads both sides read
+// the host's clock, so every leg is a time: the controller's leg holds the store's 200 us read,
+// and the legs of a request add up to no more than its whole trip.
+TEST(TripStamps, EveryRequestIsSummedLegByLeg) {
+  runtime_options opt;
+  opt.backend = backend::cpu;
+  opt.trip_stamps = true;
+  runtime rt(opt);
+  rt.attach(device_options{"ram:1M?lba=4096&read_us=200", 2, 8});
+  rt.start();
+  auto* buf = static_cast<std::byte*>(rt.allocate_device(4096));
+  constexpr std::uint64_t reads = 50;
+  const auto started = std::chrono::steady_clock::now();
+  with_io(rt, [&](const auto& io) {
+    for (std::uint64_t k = 0; k < reads; ++k) ASSERT_TRUE(io.read(0, k, 1, buf).ok());
+  });
+  const auto elapsed_ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
+  const io::trip_sums trip = rt.counters()[0].trip;
+  EXPECT_EQ(trip.requests, reads);
+  const auto leg = [](std::uint64_t raw) { return static_cast<std::int64_t>(raw); };
+  EXPECT_GE(leg(trip.to_controller), 0);
+  EXPECT_GE(leg(trip.in_controller), static_cast<std::int64_t>(reads * 200'000));
+  EXPECT_GE(leg(trip.to_retirer), 0);
+  EXPECT_GE(leg(trip.retiring), 0);
+  EXPECT_LE(trip.to_controller + trip.in_controller + trip.to_retirer + trip.retiring, elapsed_ns);
+  rt.stop();
+}
+
+TEST(TripStamps, OffUnlessAskedFor) {
+  runtime_options opt;
+  opt.backend = backend::cpu;
+  runtime rt(opt);
+  rt.attach("ram:1M?lba=4096");
+  rt.start();
+  auto* buf = static_cast<std::byte*>(rt.allocate_device(4096));
+  with_io(rt, [&](const auto& io) { ASSERT_TRUE(io.read(0, 0, 1, buf).ok()); });
+  EXPECT_EQ(rt.counters()[0].trip.requests, 0u);
+  rt.stop();
 }
 
 TEST(Devices, SeveralStoresEachKeepTheirOwnData) {

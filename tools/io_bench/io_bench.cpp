@@ -38,6 +38,7 @@
 #include "harness/scoped_file.hpp"
 #include "harness/timing.hpp"
 #include "io_bench/flag_round_trip.hpp"
+#include "io_bench/trip_split.hpp"
 
 namespace agio::bench {
 namespace {
@@ -101,18 +102,6 @@ struct random_io_job {
   }
 };
 
-// Where one request's trip goes, in microseconds a request. Device clock: `submission` (in
-// async_read or async_write: a record, a queue entry, the doorbell) and `waiting` (in wait()
-// until the result is seen). Host clock, inside `waiting`: the controller's time from fetching
-// the command to posting its completion, the store's share of it included. The rest of
-// `waiting` is the transport: the controller noticing the doorbell, the completion reaching
-// the device (through the completion service, unless waiters retire it), the data's copy, and
-// the waiter noticing; the benchmark does not split it further.
-struct phase_time {
-  double submission_us = 0;
-  double waiting_us = 0;
-};
-
 struct point {
   double iops = 0;
   double seconds = 0;
@@ -123,7 +112,8 @@ struct point {
   // store: what the device-side latency spends outside them is the queue transport.
   double controller_us = 0;
   double store_us = 0;
-  phase_time phases;  // with one request in flight
+  phase_time phases;   // with one request in flight
+  io::trip_sums trip;  // over the run, where the runtime keeps trip stamps
 };
 
 std::vector<std::uint64_t> latency_sum(const std::vector<device_counters>& counters) {
@@ -156,9 +146,10 @@ struct agio_setup {
 
 agio_setup make_setup(const std::vector<std::string>& uris, data_mover mover, completion_mode completion,
                       std::uint32_t io_bytes, std::uint32_t max_outstanding, std::uint32_t queue_pairs,
-                      std::uint32_t depth, std::uint32_t controller_threads, backend want) {
+                      std::uint32_t depth, std::uint32_t controller_threads, backend want, bool trip_stamps) {
   runtime_options opt;
   opt.backend = want;
+  opt.trip_stamps = trip_stamps;
   opt.mover = mover;
   opt.completion = completion;
   opt.max_transfer_bytes = std::max<std::uint32_t>(io_bytes, 4096);
@@ -227,6 +218,7 @@ point run_agio(agio_setup& s, std::uint32_t devices, std::uint32_t io_bytes, std
       rt.copy_to_host(sums, s.phases, sizeof sums);
       p.phases = {static_cast<double>(sums[0]) / 1e3 / p.ops, static_cast<double>(sums[1]) / 1e3 / p.ops};
     }
+    p.trip = trip_sums_between(counters_before, counters_after);
     std::uint32_t failures = 0;
     rt.copy_to_host(&failures, s.failures, sizeof failures);
     rt.check();
@@ -370,9 +362,33 @@ struct series {
   bool write;
   std::vector<std::uint64_t> outstanding;
   bool with_ceiling;
+  bool trip_stamps = false;  // the runtime keeps trip stamps: the trip is split leg by leg
 };
 
 const char* mover_name(data_mover m) { return m == data_mover::gpu_warps ? "gpu_warps" : "copy_engine"; }
+
+// A point with one request in flight: what agio adds to the store's own time, set against the
+// flag round trip, and where the trip goes: the issuing thread's two phases, and leg by leg
+// where the runtime kept trip stamps (trip_split.hpp).
+void report_one_in_flight(json_object& o, const point& q, double flag_us, const std::optional<trip_legs>& legs) {
+  const double trip_us = q.phases.submission_us + q.phases.waiting_us;
+  const double added_us = trip_us - q.store_us;
+  o.set("trip_us", trip_us).set("added_us", added_us).set("added_over_flag", added_us / flag_us);
+  o.set("submission_us", q.phases.submission_us).set("waiting_us", q.phases.waiting_us);
+  std::printf(
+      "    trip %.2f us: submission %.2f, waiting %.2f; added to the store %.2f us = %.1fx the flag round trip\n",
+      trip_us, q.phases.submission_us, q.phases.waiting_us, added_us, added_us / flag_us);
+  if (!legs) return;
+  const trip_legs& l = *legs;
+  o.set("to_controller_us", l.to_controller_us).set("in_controller_us", l.in_controller_us);
+  o.set("to_retirer_us", l.to_retirer_us).set("retiring_us", l.retiring_us).set("to_waiter_us", l.to_waiter_us);
+  o.set("clock_offset_error_us", l.offset_error_us);
+  std::printf(
+      "    legs (us): submission %.2f | to controller %.2f | controller %.2f (store %.2f) | to retirer %.2f | "
+      "retiring (copy) %.2f | to waiter %.2f; crossed legs +-%.2f\n",
+      l.submission_us, l.to_controller_us, l.in_controller_us, l.store_us, l.to_retirer_us, l.retiring_us,
+      l.to_waiter_us, l.offset_error_us);
+}
 
 }  // namespace
 
@@ -491,12 +507,37 @@ int io_bench_main(int argc, char** argv, int first) {
                           {std::uint64_t{4096} * n},
                           true});
       }
+    } else if (e == "trip") {
+      // One request in flight, split leg by leg, on a ram: store and on the file: store.
+      for (const bool w : directions) {
+        plan.push_back({"trip-ram",
+                        "ram: store (pinned host RAM, no profile)",
+                        {ram},
+                        data_mover::gpu_warps,
+                        4096,
+                        w,
+                        {1},
+                        true,
+                        true});
+        plan.push_back({"trip-file",
+                        "file: store on the machine's disk (real I/O)",
+                        {file},
+                        data_mover::gpu_warps,
+                        4096,
+                        w,
+                        {1},
+                        true,
+                        true});
+      }
     } else {
-      throw std::invalid_argument("--experiments: unknown experiment '" + e + "' (ram, file, devices, movers)");
+      throw std::invalid_argument("--experiments: unknown experiment '" + e + "' (ram, file, devices, movers, trip)");
     }
   }
   std::optional<scoped_file> temporary;
-  if (std::find(experiments.begin(), experiments.end(), "file") != experiments.end()) {
+  const auto asked = [&](const char* e) {
+    return std::find(experiments.begin(), experiments.end(), e) != experiments.end();
+  };
+  if (asked("file") || asked("trip")) {
     std::fprintf(stderr, "preparing %s (%.1f GiB, %s)...\n", file_path.c_str(),
                  static_cast<double>(file_bytes) / (1ull << 30),
                  own_file ? "removed at the end; --file PATH keeps one" : "kept");
@@ -511,21 +552,22 @@ int io_bench_main(int argc, char** argv, int first) {
   std::string description;
   double h2d = 0;
   double d2h = 0;
-  double flag_us = 0;
+  flag_round_trip flag;
 
   for (const auto& s : plan) {
     const std::uint64_t max_out = *std::max_element(s.outstanding.begin(), s.outstanding.end());
     agio_setup setup = make_setup(s.uris, s.mover, completion, s.io_bytes, static_cast<std::uint32_t>(max_out),
                                   std::max<std::uint32_t>(1, queue_pairs / static_cast<std::uint32_t>(s.uris.size())),
-                                  depth, ctl_threads, want);
+                                  depth, ctl_threads, want, s.trip_stamps);
     if (description.empty()) {
       description = setup.rt->describe();
       h2d = pinned_copy_gbps(*setup.rt, true);
       d2h = pinned_copy_gbps(*setup.rt, false);
       // CPU threads pass the flag through the scheduler when the controller's threads
       // outnumber the cores: fewer trips there.
-      flag_us = flag_round_trip_us(*setup.rt, setup.rt->backend() == backend::gpu ? 20000 : 200);
+      flag = measure_flag_round_trip(*setup.rt, setup.rt->backend() == backend::gpu ? 20000 : 200);
     }
+    const std::uint32_t clock_trips = setup.rt->backend() == backend::gpu ? 2000 : 100;
     host_memory memory{[&setup](std::size_t n) { return setup.rt->allocate_host(n); },
                        [&setup](void* p) { setup.rt->free(p); }};
     // The ceiling drives its own instances of the same stores, opened once per series.
@@ -536,8 +578,17 @@ int io_bench_main(int argc, char** argv, int first) {
     for (std::uint64_t outstanding : s.outstanding) {
       const std::string label =
           s.name + (s.write ? " write " : " read ") + size_label(s.io_bytes) + " out=" + std::to_string(outstanding);
+      // The clocks' offset is taken on either side of the run: how far it drifts meanwhile
+      // counts against the crossed legs.
+      std::optional<flag_round_trip> clocks_before;
+      if (s.trip_stamps) clocks_before = measure_flag_round_trip(*setup.rt, clock_trips);
       const point p = run_agio(setup, static_cast<std::uint32_t>(s.uris.size()), s.io_bytes, outstanding, s.write,
                                seconds, lanes_per_warp);
+      std::optional<trip_legs> legs;
+      if (s.trip_stamps) {
+        const flag_round_trip clocks = clocks_across(*clocks_before, measure_flag_round_trip(*setup.rt, clock_trips));
+        legs = split_trip(p.phases, p.store_us, p.trip, clocks);
+      }
       bar.step(label);
       const auto emit = [&](const char* system, const point& q) {
         json_object o;
@@ -548,29 +599,13 @@ int io_bench_main(int argc, char** argv, int first) {
         o.set("gbps", q.iops * s.io_bytes / 1e9).set("seconds", q.seconds).set("ops", static_cast<std::int64_t>(q.ops));
         if (q.p50_us > 0) o.set("p50_us", q.p50_us).set("p99_us", q.p99_us);
         if (q.controller_us > 0) o.set("controller_us", q.controller_us).set("store_us", q.store_us);
-        // One request in flight: what agio adds to the store's own time, set against the flag
-        // round trip measured above, and where the trip goes (phase_time).
-        const bool one_in_flight = q.phases.waiting_us > 0;
-        const double trip_us = q.phases.submission_us + q.phases.waiting_us;
-        const double added_us = trip_us - q.store_us;
-        const double transport_us = q.phases.waiting_us - q.controller_us;
-        if (one_in_flight) {
-          o.set("trip_us", trip_us).set("added_us", added_us).set("added_over_flag", added_us / flag_us);
-          o.set("submission_us", q.phases.submission_us).set("waiting_us", q.phases.waiting_us);
-          o.set("transport_us", transport_us);
-        }
-        doc.points.push_back(o);
         std::printf("%-18s %-5s %6s dev=%zu out=%-7llu %-14s %10.0f IOPS %7.2f GB/s", s.name.c_str(),
                     s.write ? "write" : "read", size_label(s.io_bytes).c_str(), s.uris.size(),
                     static_cast<unsigned long long>(outstanding), system, q.iops, q.iops * s.io_bytes / 1e9);
         if (q.controller_us > 0) std::printf("  (controller %.1f us, store %.1f us)", q.controller_us, q.store_us);
         std::printf("\n");
-        if (one_in_flight) {
-          std::printf(
-              "    trip %.2f us: submission %.2f, controller %.2f (store %.2f), transport %.2f; "
-              "added to the store %.2f us = %.1fx the flag round trip\n",
-              trip_us, q.phases.submission_us, q.controller_us, q.store_us, transport_us, added_us, added_us / flag_us);
-        }
+        if (q.phases.waiting_us > 0) report_one_in_flight(o, q, flag.round_trip_us, legs);
+        doc.points.push_back(o);
       };
       emit("agio", p);
       if (s.with_ceiling) {
@@ -590,12 +625,12 @@ int io_bench_main(int argc, char** argv, int first) {
   doc.config.set("file", file).set("ram", ram);
   doc.config.set("completion", completion_name(completion));
   doc.config.set("profile_store", profile).set("h2d_copy_gbps", h2d).set("d2h_copy_gbps", d2h);
-  doc.config.set("flag_round_trip_us", flag_us);
+  doc.config.set("flag_round_trip_us", flag.round_trip_us);
   doc.save(out_path);
   std::printf(
       "device: %s\npinned copies: host-to-device %.1f GB/s, device-to-host %.1f GB/s\n"
       "flag round trip (device -> host -> device through pinned memory): %.2f us\nresults: %s\n",
-      description.c_str(), h2d, d2h, flag_us, out_path.c_str());
+      description.c_str(), h2d, d2h, flag.round_trip_us, out_path.c_str());
   return 0;
 }
 

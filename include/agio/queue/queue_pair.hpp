@@ -65,6 +65,16 @@ struct alignas(16) deferred_copy {
   std::uint64_t check;
 };
 
+// Where an entry's request stood on its trip, when the runtime keeps trip stamps
+// (runtime_options::trip_stamps): the submitter's stamp on the device's clock, the
+// controller's on the host's. The retirer reads them once the completion is in (the doorbell
+// and the completion entry order them) and adds the request to the device's trip sums.
+struct trip_stamp {
+  std::uint64_t submitted;  // device clock: the entry written, just before the doorbell
+  std::uint64_t fetched;    // host clock: the controller took the command
+  std::uint64_t posted;     // host clock: just before the controller posted its completion
+};
+
 struct queue_pair {
   // Transport-visible memory (pinned host memory for the proxy, GPU memory for bare NVMe).
   spec::command* sq;     // depth entries
@@ -85,6 +95,7 @@ struct queue_pair {
   deferred_copy* deferred;   // by entry
   std::byte* view;
   std::uint64_t* view_sequences;
+  trip_stamp* stamps;  // by entry; null unless the runtime keeps trip stamps
   std::uint32_t slot_bytes;
   std::uint32_t stage_writes;
 

@@ -56,6 +56,17 @@ struct runtime_control {
 
 inline constexpr unsigned latency_buckets = 40;  // bucket k counts latencies in [2^k, 2^(k+1)) ns
 
+// Sums over a device's requests with trip stamps (queue_pair.hpp), in ns. The two legs that
+// go from one clock to the other are raw, modulo 2^64: less `requests` times the host clock's
+// offset from the device's, they are the legs' times.
+struct trip_sums {
+  std::uint64_t requests;
+  std::uint64_t to_controller;  // fetched (host) - submitted (device): the doorbell noticed
+  std::uint64_t in_controller;  // posted - fetched (host): the controller's own time and the store's
+  std::uint64_t to_retirer;     // seen (device) - posted (host): the completion noticed
+  std::uint64_t retiring;       // finished - seen (device): the data's copy and the bookkeeping
+};
+
 // Counters kept on the device side (GPU memory), one set per device.
 struct shared_counters {
   std::uint64_t submitted;
@@ -65,6 +76,7 @@ struct shared_counters {
   std::uint64_t queue_full_retries;  // sweeps in which a submitter found every queue of the device full
   std::uint64_t bytes;
   std::uint64_t latency[latency_buckets];
+  trip_sums trip;
 };
 
 // Why a request failed: it completed with an error, or it was refused before submission.

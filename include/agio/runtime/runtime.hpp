@@ -79,6 +79,11 @@ struct runtime_options {
   // tiers and regions are allocated.
   std::size_t host_tier_bytes = 0;
   int host_tier_numa_node = -1;
+  // Time stamps along every request's trip (submitted, taken by the controller, completion
+  // posted, seen by the retirer, finished), summed per device in device_counters::trip: what
+  // `agio bench io --experiments trip` splits the trip with. Costs a clock read and a store
+  // where each stamp is taken and five atomics per completion; off by default.
+  bool trip_stamps = false;
 };
 
 // What the first failed request of a run was, and how it failed (io_error::request()).
@@ -158,6 +163,7 @@ struct device_counters {
   std::uint64_t bytes = 0;
   std::vector<std::uint64_t> latency_log2_ns;  // bucket k: latencies in [2^k, 2^(k+1)) ns
   std::vector<queue_pair_counters> queue_pairs;
+  io::trip_sums trip{};  // with runtime_options::trip_stamps (agio/queue/shared_state.hpp)
 
   // The latency below which a fraction q of requests finished (bucket upper bound), in ns.
   std::uint64_t latency_quantile_ns(double q) const;

@@ -8,6 +8,7 @@
 
 #include "agio/detail/atomic.hpp"
 #include "agio/detail/backoff.hpp"
+#include "agio/detail/clock.hpp"
 #include "agio/detail/warp.hpp"
 #include "agio/queue/failure.hpp"
 #include "agio/queue/io_state.hpp"
@@ -130,9 +131,29 @@ AGIO_HD void copy_out(const queue::queue_pair& qp, entry_to_retire& e) {
   if (!copy_again_until_whole<Team>(qp, e.copy)) e.result = torn_copy();
 }
 
+// Where the runtime keeps trip stamps: adds entry `cid`'s request, its completion seen at
+// `seen_ns`, to the device's trip sums (shared_state.hpp). Relaxed loads: the completion entry
+// the retirer acquired orders the controller's stamps, and the doorbell the submitter's.
+AGIO_HD inline void add_trip(io::trip_sums& sums, const queue::queue_pair& qp, std::uint16_t cid,
+                             std::uint64_t seen_ns) {
+  if (qp.stamps == nullptr) return;
+  const queue::trip_stamp& at = qp.stamps[cid];
+  const std::uint64_t submitted = detail::load<scope::system>(at.submitted, detail::relaxed);
+  const std::uint64_t fetched = detail::load<scope::system>(at.fetched, detail::relaxed);
+  const std::uint64_t posted = detail::load<scope::system>(at.posted, detail::relaxed);
+  const std::uint64_t finished = now_ns();
+  detail::fetch_add<scope::device>(sums.requests, std::uint64_t{1}, detail::relaxed);
+  detail::fetch_add<scope::device>(sums.to_controller, fetched - submitted, detail::relaxed);
+  detail::fetch_add<scope::device>(sums.in_controller, posted - fetched, detail::relaxed);
+  detail::fetch_add<scope::device>(sums.to_retirer, seen_ns - posted, detail::relaxed);
+  detail::fetch_add<scope::device>(sums.retiring, finished - seen_ns, detail::relaxed);
+}
+
 // Everything after the copy, by one thread per entry once every copy of the team is done: frees
-// the submission entry, counts, records the first error and publishes the outcome.
-AGIO_HD inline void finish(const io::io_state& io, const queue::queue_pair& qp, const entry_to_retire& e) {
+// the submission entry, counts, records the first error and publishes the outcome. The
+// window's completions were seen at `seen_ns` (0 unless the runtime keeps trip stamps).
+AGIO_HD inline void finish(const io::io_state& io, const queue::queue_pair& qp, const entry_to_retire& e,
+                           std::uint64_t seen_ns) {
   if (!e.valid) return;
   io::transaction_record& rec = *e.record;
   const status result = e.result;
@@ -143,6 +164,7 @@ AGIO_HD inline void finish(const io::io_state& io, const queue::queue_pair& qp, 
                                detail::release);
 
   io::shared_counters& counters = io.counters[rec.device];
+  add_trip(counters.trip, qp, e.cid, seen_ns);
   detail::fetch_add<scope::device>(counters.completed, std::uint64_t{1}, detail::relaxed);
   detail::fetch_add<scope::device>(counters.latency[latency_bucket(now_ns() - rec.issued_ns)], std::uint64_t{1},
                                    detail::relaxed);
@@ -179,6 +201,7 @@ AGIO_HD inline void finish(const io::io_state& io, const queue::queue_pair& qp, 
 template <class Team>
 AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_pair& qp, std::uint32_t offset,
                                     std::uint32_t fresh) {
+  const std::uint64_t seen_ns = qp.stamps != nullptr ? now_ns() : 0;
 #if defined(__CUDA_ARCH__)
   if constexpr (Team::whole_warp) {
     // Lane k looks up and finishes entry k itself, so the window's bookkeeping (a few
@@ -226,7 +249,7 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
     // No lane may still be reading an entry's bounce slot when its owner frees it below, and
     // the data precedes every result.
     Team::sync();
-    if ((fresh >> lane) & 1u) finish(io, qp, mine);
+    if ((fresh >> lane) & 1u) finish(io, qp, mine, seen_ns);
     return detail::warp::count(detail::warp::ballot(warp, mine.valid));
   }
 #endif
@@ -238,7 +261,7 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
     copy_out<Team>(qp, e);
     // No lane may still be reading the entry's bookkeeping when the leader frees it below.
     Team::sync();
-    if (Team::is_leader()) finish(io, qp, e);
+    if (Team::is_leader()) finish(io, qp, e, seen_ns);
     if (e.valid) ++finished;
   }
   return finished;
