@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
        common + " [--graphs uniform,kron] [--kernels bfs,spmv,cc] [--scale S] [--edge-factor E]\n"
                 "       [--cache-share F] [--reps R] [--seed N] [--out FILE]",
        "the graph kernels with their edges 4x the GPU cache: three tiers (a host tier), two tiers, a ram: store,\n"
-       "CUDA managed memory (host-preferred, prefetched) and GPU memory",
+       "CUDA managed memory (host-preferred; prefetched, with all GPU memory and with the GPU cache's) and GPU memory",
        agio::bench::graph_tiers_main},
       {"cache_policies", "(the same as cache-policies)", "", agio::bench::cache_policies_main, false},
       {"cache_overhead", "(the same as cache-overhead)", "", agio::bench::cache_overhead_main, false},

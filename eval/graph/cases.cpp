@@ -118,6 +118,27 @@ const char* name_of(managed_placement where) {
 namespace {
 
 // A managed allocation of one edge array, its advice given for `where`.
+// Holds the GPU's free memory to `bytes` while it lives, by allocating the rest (0: nothing),
+// so that managed memory has no more of the GPU than a cache of that size.
+class gpu_memory_cap {
+ public:
+  explicit gpu_memory_cap(std::size_t bytes) {
+    if (bytes == 0) return;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    throw_on_cuda_error(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    if (free_bytes <= bytes) return;
+    throw_on_cuda_error(cudaMalloc(&held_, free_bytes - bytes), "holding GPU memory back from managed memory");
+  }
+  ~gpu_memory_cap() {
+    if (held_ != nullptr) cudaFree(held_);
+  }
+  gpu_memory_cap(const gpu_memory_cap&) = delete;
+  gpu_memory_cap& operator=(const gpu_memory_cap&) = delete;
+
+ private:
+  void* held_ = nullptr;
+};
+
 class managed_array {
  public:
   managed_array(const void* data, std::size_t bytes, managed_placement where) : data_(data), bytes_(bytes) {
@@ -166,10 +187,11 @@ class managed_array {
 }  // namespace
 
 step_result managed_step(runtime& rt, std::uint32_t threads, int reps, const graph_case& c, const vertex_arrays& v,
-                         kernel k, managed_placement where) {
+                         kernel k, managed_placement where, std::size_t gpu_bytes_cap) {
   const std::size_t col_bytes = c.g.edges() * sizeof(std::uint32_t);
   const std::size_t val_bytes = k == kernel::spmv ? c.g.edges() * sizeof(float) : 0;
-  if (where != managed_placement::host) {
+  const gpu_memory_cap cap(gpu_bytes_cap);
+  if (where != managed_placement::host && gpu_bytes_cap == 0) {
     std::size_t free_bytes = 0, total_bytes = 0;
     throw_on_cuda_error(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     if (col_bytes + val_bytes > free_bytes) {

@@ -183,10 +183,13 @@ enum class managed_placement {
 };
 const char* name_of(managed_placement where);
 
-// Kernel `k` over managed copies of the case's edge arrays, `reps` runs. Not measured (and
+// Kernel `k` over managed copies of the case's edge arrays, `reps` runs. With
+// `gpu_bytes_cap`, the GPU memory left to managed memory is held to that many bytes (GPU memory
+// beyond it is allocated and left unused while the step runs), as a cache of that size would
+// have: arrays moved to the GPU then evict one another's pages. Without it, not measured (and
 // says so) where the placement moves the arrays to the GPU and they do not fit there.
 step_result managed_step(runtime& rt, std::uint32_t threads, int reps, const graph_case& c, const vertex_arrays& v,
-                         kernel k, managed_placement where);
+                         kernel k, managed_placement where, std::size_t gpu_bytes_cap = 0);
 #endif
 
 }  // namespace agio::bench::graph

@@ -236,7 +236,7 @@ struct nvme_controller::worker {
       if (q.sq_head != doorbell) prefetch_records(q, q.qp.sq[q.sq_head].cid());
       if (cmd.cid() < q.qp.depth) {
         q.outstanding[cmd.cid()] = 1;
-        stamp(q, cmd.cid(), &queue::trip_stamp::fetched, batch_ns_);
+        if (q.qp.stamps != nullptr) stamp(q, cmd.cid(), &queue::trip_stamp::fetched, batch_ns_);
       }
       if (refusal_ == ok_status) {
         execute(q, cmd);
@@ -484,16 +484,16 @@ struct nvme_controller::worker {
     if (cid < q.qp.depth) {
       q.outstanding[cid] = 0;
       count(q.counters->controller_ns, batch_ns_ - q.commands[cid].fetched_ns);
-      stamp(q, cid, &queue::trip_stamp::posted, steady_ns());
+      if (q.qp.stamps != nullptr) stamp(q, cid, &queue::trip_stamp::posted, steady_ns());
     }
     q.completions.post(cid, nvme_status, q.sq_head);
   }
 
-  // A trip stamp of entry `cid`, where the runtime keeps them. Relaxed: the completion entry's
-  // release orders it before the retirer reads it.
+  // A trip stamp of entry `cid`, where the runtime keeps them (the callers check, so that no
+  // clock is read otherwise). Relaxed: the completion entry's release orders it before the
+  // retirer reads it.
   static void stamp(const queue_state& q, std::uint16_t cid, std::uint64_t queue::trip_stamp::*field,
                     std::uint64_t ns) {
-    if (q.qp.stamps == nullptr) return;
     std::atomic_ref<std::uint64_t>(q.qp.stamps[cid].*field).store(ns, std::memory_order_relaxed);
   }
 

@@ -66,7 +66,7 @@ struct random_io_job {
   std::uint32_t lanes_per_warp;
   std::uint32_t requesters;  // threads that issue requests
   // With one request in flight: where the issuing thread's time goes, summed on its own clock
-  // (phase_time below); null otherwise.
+  // (phase_time, trip_split.hpp); null otherwise.
   std::uint64_t* phases;
 
   AGIO_HD void operator()(std::uint32_t thread, std::uint32_t) const {
