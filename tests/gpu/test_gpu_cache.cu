@@ -112,9 +112,12 @@ struct cache_readers_job {
   }
 };
 
-TEST(GpuCache, ReadersWalkRunsThroughATwoLineCache) {
-  constexpr std::uint32_t blocks = 16;
-  runtime rt(gpu_options());
+// Writes element e = e * 7 + 3 to the first `blocks` blocks of a ram: store, then runs
+// Job<IO>{array view of a clock cache of `lines` lines, blocks, failures} on 1024 threads; every
+// value a job reads must match. Returns the cache's counters.
+template <template <class> class Job>
+cache_counters run_readers(const runtime_options& options, std::uint32_t blocks, std::uint32_t lines) {
+  runtime rt(options);
   rt.attach(device_options{"ram:1M?lba=4096", 4, 32});
   rt.start();
   std::vector<std::uint32_t> words(blocks * 1024);
@@ -124,20 +127,27 @@ TEST(GpuCache, ReadersWalkRunsThroughATwoLineCache) {
   rt.copy_to_device(data, words.data(), blocks * 4096);
   const std::uint32_t zero = 0;
   rt.copy_to_device(failures, &zero, 4);
+  cache_counters counters;
   with_io(rt, [&](const auto& io) {
     using IO = std::decay_t<decltype(io)>;
     run_job(rt, 16, bench::chunk_job<IO>{io, 0, 1, data, 4096, blocks, failures});
-    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, IO> cache(rt, {2 * 4096, 4096, 2});
-    run_job(rt, 1024, cache_readers_job<IO>{cache.template array<std::uint32_t>(), blocks, failures});
-    const auto c = cache.counters();
-    EXPECT_GT(c.coalesced_in_warp, 0u);
-    EXPECT_GT(c.evictions, 0u);
+    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, IO> cache(rt,
+                                                                                        {lines * 4096, 4096, lines});
+    run_job(rt, 1024, Job<IO>{cache.template array<std::uint32_t>(), blocks, failures});
+    counters = cache.counters();
   });
   std::uint32_t failed = 0;
   rt.copy_to_host(&failed, failures, 4);
   EXPECT_EQ(failed, 0u);
   rt.check();
   rt.stop();
+  return counters;
+}
+
+TEST(GpuCache, ReadersWalkRunsThroughATwoLineCache) {
+  const cache_counters c = run_readers<cache_readers_job>(gpu_options(), 16, 2);
+  EXPECT_GT(c.coalesced_in_warp, 0u);
+  EXPECT_GT(c.evictions, 0u);
 }
 
 // Two readers a thread (SpMV's columns and values): each warp walks runs of both arrays side
@@ -167,31 +177,9 @@ struct paired_readers_job {
 };
 
 TEST(GpuCache, TwoReadersAThreadThroughAnEightLineCache) {
-  constexpr std::uint32_t blocks = 32;
   runtime_options o = gpu_options();
   o.wait_timeout_ms = 20'000;  // a stopped cache fails the test in seconds, not minutes
-  runtime rt(o);
-  rt.attach(device_options{"ram:1M?lba=4096", 4, 32});
-  rt.start();
-  std::vector<std::uint32_t> words(blocks * 1024);
-  for (std::uint32_t e = 0; e < words.size(); ++e) words[e] = e * 7 + 3;
-  auto* data = static_cast<std::byte*>(rt.allocate_device(blocks * 4096));
-  auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
-  rt.copy_to_device(data, words.data(), blocks * 4096);
-  const std::uint32_t zero = 0;
-  rt.copy_to_device(failures, &zero, 4);
-  with_io(rt, [&](const auto& io) {
-    using IO = std::decay_t<decltype(io)>;
-    run_job(rt, 16, bench::chunk_job<IO>{io, 0, 1, data, 4096, blocks, failures});
-    software_cache<cache::clock, cache::no_lock_chain, cache::no_share_table, IO> cache(rt, {8 * 4096, 4096, 8});
-    run_job(rt, 1024, paired_readers_job<IO>{cache.template array<std::uint32_t>(), blocks, failures});
-    EXPECT_GT(cache.counters().evictions, 0u);
-  });
-  std::uint32_t failed = 0;
-  rt.copy_to_host(&failed, failures, 4);
-  EXPECT_EQ(failed, 0u);
-  rt.check();
-  rt.stop();
+  EXPECT_GT(run_readers<paired_readers_job>(o, 32, 8).evictions, 0u);
 }
 
 }  // namespace
