@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
        "(default: to its end). Sizes take K, M, G suffixes.",
        agio::tools::export_main},
       {"bench io",
-       "[--quick | --full] [--out FILE] [--experiments ram,file,devices,movers] [--completion "
+       "[--quick | --full] [--out FILE] [--experiments ram,file,devices,movers,trip] [--completion "
        "service|waiters|on_demand]\n"
        "       [--seconds S] [--file PATH] [--file-gib G] [--ram-gib G] " +
            backend_synopsis +
@@ -73,7 +73,9 @@ int main(int argc, char** argv) {
        "default) takes about a minute, --full more points. JSON to --out (default results/randrw.json).\n"
        "The file experiment writes a 1 GiB file (--file-gib) in the temp directory and removes it at\n"
        "the end; --file PATH uses and keeps a file of yours. --outstanding, --io-bytes and --ops pin the\n"
-       "points measured (requests in flight; I/O sizes of the ram and movers experiments; directions).",
+       "points measured (requests in flight; I/O sizes of the ram and movers experiments; directions).\n"
+       "At one request in flight a point also gives the trip's time against a flag round trip the\n"
+       "benchmark measures; the trip experiment (not in the default list) splits it leg by leg.",
        agio::bench::io_bench_main},
       {"bench gather",
        "[--rows N] [--row-bytes R] [--offset BYTES] [--cache SIZE] [--table-factor F] [--store URI]\n"
