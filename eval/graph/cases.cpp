@@ -117,7 +117,6 @@ const char* name_of(managed_placement where) {
 
 namespace {
 
-// A managed allocation of one edge array, its advice given for `where`.
 // Holds the GPU's free memory to `bytes` while it lives, by allocating the rest (0: nothing),
 // so that managed memory has no more of the GPU than a cache of that size.
 class gpu_memory_cap {
@@ -139,6 +138,7 @@ class gpu_memory_cap {
   void* held_ = nullptr;
 };
 
+// A managed allocation of one edge array, its advice given for `where`.
 class managed_array {
  public:
   managed_array(const void* data, std::size_t bytes, managed_placement where) : data_(data), bytes_(bytes) {
