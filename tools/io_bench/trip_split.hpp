@@ -21,14 +21,14 @@ struct phase_time {
 // (runtime_options::trip_stamps) over a run with one request in flight:
 struct trip_legs {
   double submission_us = 0;     // the thread in async_read / async_write (device clock)
-  double to_controller_us = 0;  // the entry written -> the controller takes it (clocks crossed)
+  double to_controller_us = 0;  // the doorbell rang -> the controller takes it (clocks crossed)
   double in_controller_us = 0;  // taken -> completion posted (host clock), store_us of it the store's
   double store_us = 0;
   double to_retirer_us = 0;  // posted -> the retirer sees it (clocks crossed): through the
                              // completion service, or the waiter itself when waiters retire
   double retiring_us = 0;    // seen -> finished: the data's copy and the bookkeeping (device clock)
   // The rest of wait(): the waiter noticing its finished request (less the few instructions of
-  // async_read after the doorbell, which to_controller_us holds).
+  // async_read after the doorbell, which to_controller_us also holds).
   double to_waiter_us = 0;
   double offset_error_us = 0;  // the crossed legs are good to within this each; their sum exactly
 };

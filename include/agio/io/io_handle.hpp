@@ -549,9 +549,6 @@ class basic_io_handle : public io::io_state {
     detail::warp::copy_each(publishers, qp.bounce + std::uint64_t{slot} * qp.slot_bytes, buffer,
                             stages ? (bytes < qp.slot_bytes ? bytes : qp.slot_bytes) : 0);
     queue::write_entry(qp.sq[slot], cmd);
-    // Relaxed: the doorbell's release orders it, as it does the entry.
-    if (qp.stamps != nullptr)
-      detail::store<detail::scope::system>(qp.stamps[slot].submitted, now_ns(), detail::relaxed);
     queue::publish(qp, publishers, position);
   }
 };

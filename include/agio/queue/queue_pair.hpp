@@ -66,11 +66,11 @@ struct alignas(16) deferred_copy {
 };
 
 // Where an entry's request stood on its trip, when the runtime keeps trip stamps
-// (runtime_options::trip_stamps): the submitter's stamp on the device's clock, the
+// (runtime_options::trip_stamps): the doorbell ringer's stamp on the device's clock, the
 // controller's on the host's. The retirer reads them once the completion is in (the doorbell
 // and the completion entry order them) and adds the request to the device's trip sums.
 struct trip_stamp {
-  std::uint64_t submitted;  // device clock: the entry written, just before the doorbell
+  std::uint64_t submitted;  // device clock: just before the doorbell covering the entry rang
   std::uint64_t fetched;    // host clock: the controller took the command
   std::uint64_t posted;     // host clock: just before the controller posted its completion
 };

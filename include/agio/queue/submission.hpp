@@ -16,6 +16,7 @@
 
 #include "agio/detail/atomic.hpp"
 #include "agio/detail/backoff.hpp"
+#include "agio/detail/clock.hpp"
 #include "agio/detail/warp.hpp"
 #include "agio/queue/queue_pair.hpp"
 
@@ -97,6 +98,12 @@ AGIO_HD inline void advance_tail(const queue_pair& qp) {
     detail::batch_load_fence<scope::device>();
     for (std::uint32_t k = 0; k < run; ++k) {
       detail::store<scope::device>(qp.states[qp.depth.remainder(t + k)], sqe_word(t + k, sqe_issued), detail::relaxed);
+    }
+    // Relaxed: the doorbell's release below orders the stamps, as it does the entries.
+    if (qp.stamps != nullptr) {
+      const std::uint64_t ringing = now_ns();
+      for (std::uint32_t k = 0; k < run; ++k)
+        detail::store<scope::system>(qp.stamps[qp.depth.remainder(t + k)].submitted, ringing, detail::relaxed);
     }
     t += run;
     if (run < batch) break;

@@ -137,11 +137,12 @@ AGIO_HD void copy_out(const queue::queue_pair& qp, entry_to_retire& e) {
 AGIO_HD inline void add_trip(io::trip_sums& sums, const queue::queue_pair& qp, std::uint16_t cid,
                              std::uint64_t seen_ns) {
   if (qp.stamps == nullptr) return;
+  // The clock first: the stamps' loads cross PCIe and are no part of the retirement.
+  const std::uint64_t finished = now_ns();
   const queue::trip_stamp& at = qp.stamps[cid];
   const std::uint64_t submitted = detail::load<scope::system>(at.submitted, detail::relaxed);
   const std::uint64_t fetched = detail::load<scope::system>(at.fetched, detail::relaxed);
   const std::uint64_t posted = detail::load<scope::system>(at.posted, detail::relaxed);
-  const std::uint64_t finished = now_ns();
   detail::fetch_add<scope::device>(sums.requests, std::uint64_t{1}, detail::relaxed);
   detail::fetch_add<scope::device>(sums.to_controller, fetched - submitted, detail::relaxed);
   detail::fetch_add<scope::device>(sums.in_controller, posted - fetched, detail::relaxed);
@@ -197,10 +198,12 @@ AGIO_HD inline void finish(const io::io_state& io, const queue::queue_pair& qp, 
 }
 
 // Retires the entries `fresh` of the window at `offset`; the whole team calls it. Returns how
-// many named a transaction.
+// many named a transaction. A warp team passes each lane's own entry's DW3 as its scan read it
+// (`scanned_dw3`): the entry does not change until the window is retired, and reading it again
+// would cost every retirement one more trip across PCIe before its first lookup.
 template <class Team>
 AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_pair& qp, std::uint32_t offset,
-                                    std::uint32_t fresh) {
+                                    std::uint32_t fresh, [[maybe_unused]] std::uint32_t scanned_dw3) {
   const std::uint64_t seen_ns = qp.stamps != nullptr ? now_ns() : 0;
 #if defined(__CUDA_ARCH__)
   if constexpr (Team::whole_warp) {
@@ -211,8 +214,7 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
     const detail::warp::lane_group warp = detail::warp::whole_warp();
     const unsigned lane = detail::warp::lane_id();
     entry_to_retire mine;
-    if ((fresh >> lane) & 1u)
-      mine = look_up(io, qp, detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::relaxed));
+    if ((fresh >> lane) & 1u) mine = look_up(io, qp, scanned_dw3);
     // Each lane acquired only its own entry (scan), and the shuffles below carry values, not
     // memory ordering (PTX model): without this barrier a lane could copy another lane's entry
     // from data nothing orders after that entry. __syncwarp orders the memory accesses of the
@@ -276,12 +278,13 @@ AGIO_HD std::uint32_t poll_queue(const io::io_state& io, const queue::queue_pair
   const std::uint32_t offset = state.offset;
   const std::uint32_t phase = state.phase;
   const std::uint32_t mask = state.mask;
+  std::uint32_t scanned_dw3 = 0;  // a warp lane's own entry's (the last entry read, for a solo team)
   const std::uint32_t fresh = Team::scan(mask, [&](unsigned lane) {
     // Acquire pairs with the controller's release store of DW3, written last.
-    const std::uint32_t dw3 = detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::acquire);
-    return spec::cqe_phase(dw3) == (phase != 0);
+    scanned_dw3 = detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::acquire);
+    return spec::cqe_phase(scanned_dw3) == (phase != 0);
   });
-  const std::uint32_t finished = retire_window<Team>(io, qp, offset, fresh);
+  const std::uint32_t finished = retire_window<Team>(io, qp, offset, fresh, scanned_dw3);
   const std::uint32_t retired = mask | fresh;
   if (Team::is_leader()) {
     // Only this queue's retirer writes `completed`; the service's drain check reads it.
