@@ -1,10 +1,17 @@
 // The proxy controller's PRP handling and the IOVA table, driven through raw commands.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "agio/runtime/runtime.hpp"
 #include "agio/spec/status.hpp"
+#include "proxy/controller.hpp"
 #include "proxy/iova_table.hpp"
 #include "test_support.hpp"
 
@@ -134,6 +141,44 @@ TEST(Counters, LatencyIsRecordedForEveryCompletion) {
   EXPECT_EQ(recorded, 5u);
   EXPECT_GE(c.latency_quantile_ns(0.5), 300'000u) << "the profile's 300 us latency is part of every request";
   EXPECT_EQ(c.bytes, 5u * 4096);
+}
+
+// The threads of this process whose name starts with `prefix`, by their /proc task folder.
+std::vector<std::filesystem::path> threads_named(const std::string& prefix) {
+  std::vector<std::filesystem::path> found;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    if (std::getline(comm, name) && name.rfind(prefix, 0) == 0) found.push_back(task.path());
+  }
+  return found;
+}
+
+TEST(ControllerThreads, AreNamedAndSleepWithAOneMicrosecondTimerSlack) {
+  runtime_options opt;
+  opt.backend = backend::cpu;
+  opt.controller_threads = 3;
+  runtime rt(opt);
+  rt.attach("ram:1M");
+  rt.start();
+  auto* buf = rt.allocate_device(4096);
+  ASSERT_TRUE(rt.io().read(0, 0, 8, buf).ok());
+  // A thread names itself as it starts: give the others a moment.
+  std::vector<std::filesystem::path> named;
+  for (int tries = 0; tries < 500 && named.size() < 3; ++tries) {
+    named = threads_named("agio-ctl-");
+    if (named.size() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_EQ(named.size(), 3u) << "one named thread per controller thread";
+  for (const auto& task : named) {
+    // Linux lists a thread's timer slack under /proc/<tid>, not under its task folder.
+    std::ifstream slack(std::filesystem::path("/proc") / task.filename() / "timerslack_ns");
+    std::uint64_t ns = 0;
+    ASSERT_TRUE(slack >> ns) << task;
+    EXPECT_EQ(ns, proxy::controller_timer_slack_ns) << task;
+  }
+  rt.stop();
+  EXPECT_TRUE(threads_named("agio-ctl-").empty()) << "the threads end with the runtime's stop";
 }
 
 }  // namespace
