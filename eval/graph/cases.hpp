@@ -89,13 +89,14 @@ struct one_run {
   bool ok = false;
 };
 
-// Runs kernel `k` once over the edge sources and checks the result.
-template <class Cols, class Vals>
+// Runs kernel `k` once over the edge sources and checks the result; BFS's lanes walk in step
+// with `BfsInStep` (bfs_job).
+template <bool BfsInStep = false, class Cols, class Vals>
 one_run run_kernel(runtime& rt, std::uint32_t threads, const graph_case& c, const vertex_arrays& v, kernel k, Cols cols,
                    Vals vals) {
   one_run r;
   if (k == kernel::bfs) {
-    const kernel_run b = run_bfs(rt, threads, v.graph(), cols, c.source);
+    const kernel_run b = run_bfs<BfsInStep>(rt, threads, v.graph(), cols, c.source);
     r = {b.seconds, b.steps, to_host(rt, v.graph().state, c.g.n) == c.levels};
   } else if (k == kernel::cc) {
     const kernel_run b = run_cc(rt, threads, v.graph(), cols);
@@ -111,7 +112,7 @@ one_run run_kernel(runtime& rt, std::uint32_t threads, const graph_case& c, cons
 // A run over the case's edge arrays read through `cache` (from device 0 of its runtime). The
 // kernels carry only the code of the cache's I/O type: its completion mode's retirement, and a
 // host tier's where there is one.
-template <class Cache>
+template <bool BfsInStep = false, class Cache>
 one_run cached_run(runtime& rt, std::uint32_t threads, const graph_case& c, const vertex_arrays& v, kernel k,
                    const Cache& cache) {
   using handle = typename Cache::handle;
@@ -121,7 +122,7 @@ one_run cached_run(runtime& rt, std::uint32_t threads, const graph_case& c, cons
                                                            c.col_block * (block_bytes / sizeof(std::uint32_t))};
   const cached_source<float, policy, io_type> vals{cache.template array<float>(),
                                                    c.val_block * (block_bytes / sizeof(float))};
-  return run_kernel(rt, threads, c, v, k, cols, vals);
+  return run_kernel<BfsInStep>(rt, threads, c, v, k, cols, vals);
 }
 
 // The median of a step's repetitions, whether all matched the reference, and the cache's hit

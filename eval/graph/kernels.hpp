@@ -130,8 +130,9 @@ AGIO_HD bool bfs_visit(Reader& col, std::uint64_t first, std::uint64_t end, std:
   return marked;
 }
 
-// One level of a level-synchronous BFS: vertices at `level` mark unvisited neighbours.
-template <class Cols>
+// One level of a level-synchronous BFS: vertices at `level` mark unvisited neighbours. The
+// lanes of a warp walk their vertices free unless `InStep` (for_each_vertex).
+template <class Cols, bool InStep = false>
 struct bfs_job {
   Cols col;
   const std::uint64_t* row;
@@ -142,11 +143,11 @@ struct bfs_job {
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     using portable::scope;
     auto cols = col.reader();
-    // Free, native or cached: in step, the Kronecker graph's BFS through a preloaded cache took
-    // 83-88 ms a run instead of 65 (H100, runs of 2026-11-26 against 2026-11-23). Above a host
-    // tier in step, so that the lanes would copy a miss together, the uniform graph's BFS had
-    // not finished after 280 s (H100, 2026-11-27; its GPU cache a quarter of the edges).
-    for_each_vertex<false>(
+    // Free by default, native or cached: in step, the Kronecker graph's BFS through a preloaded
+    // cache took 83-88 ms a run instead of 65 (H100, runs of 2026-11-26 against 2026-11-23).
+    // Above a host tier, lanes in step copy a miss together where a lane walking free copies
+    // alone (agio-eval graph-tiers --bfs-lanes).
+    for_each_vertex<InStep>(
         t, threads, n,
         [&](std::uint32_t v) {
           // Only the frontier's edges are walked.
@@ -156,6 +157,9 @@ struct bfs_job {
         [&](const edge_range& e) {
           if (e.size() != 0 && bfs_visit(cols, e.first, e.end, levels, level))
             portable::store<scope::device>(*changed, 1u, portable::relaxed);
+          // In step, a lane meets the others holding no line; the next vertex's edges lie
+          // `threads` vertices on, in other lines (for_each_vertex).
+          if constexpr (InStep) cols.release();
         });
   }
 };

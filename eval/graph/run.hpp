@@ -41,13 +41,15 @@ kernel_run until_unchanged(runtime& rt, std::uint32_t threads, const device_grap
 }
 }  // namespace detail_run
 
-template <class Cols>
+// `InStep`: the lanes of a warp walk their vertices in step (bfs_job).
+template <bool InStep = false, class Cols>
 kernel_run run_bfs(runtime& rt, std::uint32_t threads, const device_graph& d, Cols col, std::uint32_t source) {
   std::vector<std::uint32_t> start(d.n, unvisited);
   start[source] = 0;
   rt.copy_to_device(d.state, start.data(), d.n * sizeof(std::uint32_t));
-  return detail_run::until_unchanged(
-      rt, threads, d, [&](std::uint32_t level) { return bfs_job<Cols>{col, d.row, d.state, d.changed, d.n, level}; });
+  return detail_run::until_unchanged(rt, threads, d, [&](std::uint32_t level) {
+    return bfs_job<Cols, InStep>{col, d.row, d.state, d.changed, d.n, level};
+  });
 }
 
 template <class Cols>

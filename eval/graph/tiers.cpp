@@ -14,7 +14,9 @@
 //                       GPU cache's size, so that, as for the cache, the edges are four times
 //                       what GPU memory holds of them.
 // The cached rows run once untimed before the timed runs, so each starts from the GPU cache its
-// warm-up left. Every run is checked against the host reference.
+// warm-up left. BFS's lanes walk free, or in step with --bfs-lanes in-step (every cached row),
+// so that the lanes of a warp copy a miss together. Every run is checked against the host
+// reference.
 #include "graph/tiers.hpp"
 
 #include <algorithm>
@@ -46,6 +48,7 @@ struct settings {
   std::vector<std::string> graph_names;
   std::vector<kernel> kernels;
   double cache_share = 0.25;  // the GPU cache's size, a share of the edges a kernel reads
+  bool bfs_in_step = false;   // the cached rows' BFS keeps a warp's lanes in step (bfs_job)
   int reps = 3;
   std::uint64_t seed = 0;
   std::string out_path;
@@ -86,11 +89,15 @@ row cached_row(
     const context& x, runtime& rt, const graph_case& c, const vertex_arrays& v, kernel k, Cache& cache,
     const std::string& mode, const std::function<void()>& timed = [] {}) {
   row r{c.name, mode, k};
-  const bool warm_ok = cached_run(rt, x.threads, c, v, k, cache).ok;
+  const auto run = [&] {
+    return x.s.bfs_in_step ? cached_run<true>(rt, x.threads, c, v, k, cache)
+                           : cached_run<false>(rt, x.threads, c, v, k, cache);
+  };
+  const bool warm_ok = run().ok;
   cache.reset_counters();
   timed();
   const std::uint64_t before = store_commands(rt);
-  r.step = repeat(x.s.reps, false, [&] { return cached_run(rt, x.threads, c, v, k, cache); });
+  r.step = repeat(x.s.reps, false, run);
   r.step.ok = r.step.ok && warm_ok;
   r.step.hit_rate = cache.counters().hit_rate();
   r.store_reads_per_run = static_cast<double>(store_commands(rt) - before) / x.s.reps;
@@ -194,11 +201,15 @@ settings parse(const options& opt) {
   s.graph_names = opt.list("graphs", "uniform,kron");
   const auto kernel_names = opt.list("kernels", "bfs,spmv,cc");
   s.cache_share = opt.number("cache-share", 0.25);
+  const std::string bfs_lanes = opt.get("bfs-lanes", "free");
   s.reps = static_cast<int>(opt.number("reps", 3));
   s.seed = opt.whole<std::uint64_t>("seed", 27491095);  // GAP's default seed, as the graphs benchmark
   s.out_path = opt.get("out", "results/graph_tiers.json");
   opt.reject_unknown();
   for (const auto& k : kernel_names) s.kernels.push_back(kernel_named(k));
+  if (bfs_lanes != "free" && bfs_lanes != "in-step")
+    throw std::invalid_argument("--bfs-lanes: free or in-step, not '" + bfs_lanes + "'");
+  s.bfs_in_step = bfs_lanes == "in-step";
   if (s.reps < 1) throw std::invalid_argument("--reps must be at least 1");
   if (!(s.cache_share > 0 && s.cache_share < 1)) throw std::invalid_argument("--cache-share must be in (0, 1)");
   return s;
@@ -308,6 +319,7 @@ int graph_tiers_main(int argc, char** argv, int first) {
   doc.config.set("ram_store", ram).set("ram_store_kind", std::string("ram: store without a profile: emulation"));
   doc.config.set("policy", std::string("clock")).set("ways", std::int64_t{ways});
   doc.config.set("line_bytes", std::int64_t{block_bytes}).set("gpu_cache_share_of_edges", s.cache_share);
+  doc.config.set("bfs_lanes", std::string(s.bfs_in_step ? "in-step" : "free"));
   doc.config.set("host_tier", std::string("holds every edge block (preloaded), admits always"));
   for (const graph_case& c : cases) doc.config.set(c.name, c.description);
   doc.config.set("scale", std::int64_t{s.scale}).set("edge_factor", std::int64_t{s.edge_factor});
