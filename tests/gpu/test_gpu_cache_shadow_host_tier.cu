@@ -1,6 +1,7 @@
 // The GPU suite's cache against its shadow model (gpu_shadow.hpp) above a host tier in pinned
 // host memory (cache/host_tier.hpp): GPU threads copy the tier's lines over PCIe, the GPU
-// cache's write-backs go into the tier and the tier's to storage.
+// cache's write-backs go into the tier and the tier's to storage. The runs' kernels are compiled
+// apart (harness/shadow_runs.hpp).
 #include <gtest/gtest.h>
 
 #include "agio/cache/host_tier.hpp"

@@ -1,7 +1,7 @@
 // The GPU suite's cache against its shadow model (gpu_shadow.hpp) above a host tier that takes
 // the clean lines the GPU cache evicts (cache::admit_on_eviction: a victim cache): the evicting
-// GPU threads copy them down over PCIe. Apart from the other host-tier runs: each shadow kernel
-// takes nvcc minutes, and apart they compile in parallel.
+// GPU threads copy them down over PCIe. The runs' kernels are compiled apart
+// (harness/shadow_runs.hpp).
 #include <gtest/gtest.h>
 
 #include "agio/cache/host_tier.hpp"
