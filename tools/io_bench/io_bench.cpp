@@ -21,6 +21,7 @@
 #include <optional>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -510,24 +511,11 @@ int io_bench_main(int argc, char** argv, int first) {
     } else if (e == "trip") {
       // One request in flight, split leg by leg, on a ram: store and on the file: store.
       for (const bool w : directions) {
-        plan.push_back({"trip-ram",
-                        "ram: store (pinned host RAM, no profile)",
-                        {ram},
-                        data_mover::gpu_warps,
-                        4096,
-                        w,
-                        {1},
-                        true,
-                        true});
-        plan.push_back({"trip-file",
-                        "file: store on the machine's disk (real I/O)",
-                        {file},
-                        data_mover::gpu_warps,
-                        4096,
-                        w,
-                        {1},
-                        true,
-                        true});
+        for (const auto& [name, store_kind, uri] :
+             {std::tuple{"trip-ram", "ram: store (pinned host RAM, no profile)", ram},
+              std::tuple{"trip-file", "file: store on the machine's disk (real I/O)", file}}) {
+          plan.push_back({name, store_kind, {uri}, data_mover::gpu_warps, 4096, w, {1}, true, true});
+        }
       }
     } else {
       throw std::invalid_argument("--experiments: unknown experiment '" + e + "' (ram, file, devices, movers, trip)");

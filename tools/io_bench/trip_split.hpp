@@ -59,9 +59,9 @@ inline trip_legs split_trip(const phase_time& phases, double store_us, const io:
 // The clocks' offset over a run, from measurements before and after it: their mean, good to
 // within the worse of their bounds plus half the drift between them.
 inline flag_round_trip clocks_across(const flag_round_trip& before, const flag_round_trip& after) {
-  flag_round_trip c = after;
-  c.host_minus_device_ns = before.host_minus_device_ns + (after.host_minus_device_ns - before.host_minus_device_ns) / 2;
   const std::int64_t drift = after.host_minus_device_ns - before.host_minus_device_ns;
+  flag_round_trip c = after;
+  c.host_minus_device_ns = before.host_minus_device_ns + drift / 2;
   c.offset_error_ns = std::max(before.offset_error_ns, after.offset_error_ns) + (drift < 0 ? -drift : drift) / 2;
   return c;
 }
