@@ -32,14 +32,14 @@ void atomic_words(void* dst, const void* src, std::size_t bytes) {
   auto* s = static_cast<Word*>(const_cast<void*>(src));
   for (std::size_t i = 0; i < bytes / sizeof(Word); ++i) {
     std::atomic_ref<Word>(d[i]).store(std::atomic_ref<Word>(s[i]).load(std::memory_order_acquire),
-                                      std::memory_order_seq_cst);
+                                      std::memory_order_release);
   }
 }
 
 // Copies as 8- or 4-byte atomics when size and alignment allow (all of agio's shared words
 // are), so a host read of counters that service threads are updating is not a data race. The
-// stores are sequentially consistent because stop() relies on its store of `accepting` being
-// ordered before the service's later read of `in_submission`.
+// stores release: a thread that reads a word the host set (with acquire) sees what the host
+// wrote before it.
 void word_copy(void* dst, const void* src, std::size_t bytes) {
   const auto bits = reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src) | bytes;
   if (bits % 8 == 0) {

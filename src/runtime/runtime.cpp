@@ -287,7 +287,6 @@ void runtime::state::publish_shared_state(const sizes& sized, const std::vector<
   plat->copy_to_device(const_cast<queue::queue_pair*>(io.queue_pairs), qps.data(),
                        qps.size() * sizeof(queue::queue_pair));
   io::runtime_control control{};
-  control.accepting = 1;
   control.service_mode = io::service_run;
   control.records_available = static_cast<std::int32_t>(sized.records);
   plat->copy_to_device(io.control, &control, sizeof control);
@@ -434,9 +433,8 @@ void runtime::stop() {
   // aborted by the controller, which still answers the queues, so the service can retire it.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.options.stop_timeout_ms);
   s.proxy->abort_store_io_at(deadline);
-  // No new requests; the service retires what is in flight and then exits.
-  const std::uint32_t no = 0;
-  plat.copy_to_device(&s.io.control->accepting, &no, sizeof no);
+  // No new requests (the draining service closes the submission gate); the service retires
+  // what is in flight and then exits.
   const std::uint32_t drain = io::service_drain;
   plat.copy_to_device(&s.io.control->service_mode, &drain, sizeof drain);
   // Without a service, one runs now, taking turns with any thread still waiting.

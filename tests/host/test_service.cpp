@@ -475,17 +475,33 @@ TEST_F(ServiceLoop, DrainLeavesOnlyOnceEveryCommandIsRetired) {
 
 TEST_F(ServiceLoop, DrainWaitsForASubmitterBetweenItsCheckAndItsDoorbell) {
   rig r;
-  std::atomic_ref(r.control.in_submission).store(1, std::memory_order_relaxed);
+  std::atomic_ref(r.control.submission_gate).store(1, std::memory_order_relaxed);
   set_mode(r, io::service_drain);
   auto loop = start(r);
   EXPECT_EQ(loop.wait_for(100ms), std::future_status::timeout);
   // The submitter gets its command out; the loop retires it before leaving.
   const rig::issued c = r.issue(9, 9);
-  std::atomic_ref(r.control.in_submission).fetch_sub(1, std::memory_order_seq_cst);
+  std::atomic_ref(r.control.submission_gate).fetch_sub(1, std::memory_order_release);
   EXPECT_EQ(loop.wait_for(100ms), std::future_status::timeout);
   r.post(c.cid);
   ASSERT_EQ(loop.wait_for(5s), std::future_status::ready);
   EXPECT_TRUE(r.result_of(9).ok());
+}
+
+// stop() only asks the service to drain: the service closes the submission gate itself, so
+// that a submitter needs one atomic add on one word to know whether it may go on.
+TEST_F(ServiceLoop, DrainClosesTheGateToLaterSubmissions) {
+  rig r;
+  const io_handle io = r.handle();
+  std::vector<std::byte> buffer(4096);
+  set_mode(r, io::service_drain);
+  auto loop = start(r);
+  ASSERT_EQ(loop.wait_for(5s), std::future_status::ready);
+  const transaction t = io.async_read(0, 0, 8, buffer.data());
+  ASSERT_FALSE(t.submitted());
+  EXPECT_EQ(status::unpack(t.tag).result, outcome::stopped) << describe(status::unpack(t.tag).result);
+  EXPECT_EQ(std::atomic_ref(r.sq.claimed).load(std::memory_order_acquire), 0u) << "a command was queued";
+  EXPECT_EQ(std::atomic_ref(r.control.submission_gate).load(std::memory_order_acquire), io::gate_closed);
 }
 
 // The runtime's stop() ends a drain that a hung command would keep going by switching to exit

@@ -434,13 +434,14 @@ class basic_io_handle : public io::io_state {
     io::failure_cause refused = invalid;
     transaction t{transaction::none, 0};
     if (refused == io::failure_cause::completed) {
-      // Sequentially consistent with stop(): either this submitter sees `accepting` cleared, or
-      // the draining service sees it in `in_submission` and waits for its command.
-      detail::fetch_add<detail::scope::device>(control->in_submission, 1u, detail::seq_cst);
-      t = (detail::load<detail::scope::device>(control->accepting, detail::seq_cst) == 0)
-              ? refuse_stopped(dev)
-              : claim_and_enqueue(dev, raw, op, lba, blocks, buffer, bytes, signal, refused);
-      detail::fetch_add<detail::scope::device>(control->in_submission, ~0u, detail::release);
+      // The gate's one word orders this entry against the service's close: either the add sees
+      // it closed, or the draining service sees this submitter inside and waits for its command.
+      const std::uint32_t gate =
+          detail::fetch_add<detail::scope::device>(control->submission_gate, 1u, detail::relaxed);
+      t = (gate & io::gate_closed) != 0 ? refuse_stopped(dev)
+                                        : claim_and_enqueue(dev, raw, op, lba, blocks, buffer, bytes, signal, refused);
+      // Release: the service that reads the gate empty sees this command's claim.
+      detail::fetch_add<detail::scope::device>(control->submission_gate, ~0u, detail::release);
     }
     if (refused == io::failure_cause::completed) return t;
     return refuse({refused, dev, static_cast<std::uint32_t>(op), lba, blocks});

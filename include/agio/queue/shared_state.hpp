@@ -33,14 +33,19 @@ static_assert(sizeof(transaction_record) == 88);
 
 enum service_mode : std::uint32_t { service_run = 0, service_drain = 1, service_exit = 2 };
 
-// Written by the host, read by device threads (GPU memory).
+// The submission gate's word: the submitters inside it, and this bit once it is closed.
+inline constexpr std::uint32_t gate_closed = 1u << 31;
+
+// Written by the host and by device threads (GPU memory).
 struct runtime_control {
-  std::uint32_t accepting;     // 1 while new submissions are accepted
+  // Submitters enter by adding one and learn in the same step whether the gate is closed;
+  // they leave, closed or not, once their command is in its queue. The service closes the
+  // gate when stop() tells it to drain and drains only once nobody is inside: a submitter
+  // either got in before the close, and is waited for, or is refused. One word, so no
+  // ordering stronger than the add's own is needed (service.hpp).
+  std::uint32_t submission_gate;
   std::uint32_t service_mode;  // service_mode
   std::uint32_t tx_cursor;     // next transaction record to try
-  // Submitters between their check of `accepting` and their doorbell. The service drains only
-  // once this is zero, so a submitter that saw `accepting` just before stop() is never lost.
-  std::uint32_t in_submission;
   // Taken by the first failed request. It lives here, in GPU memory, because GPU atomics on
   // pinned host memory are not allowed on every platform (compute-sanitizer reports them on
   // an H100 VM); the record itself is then written with plain stores.

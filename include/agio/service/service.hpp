@@ -16,10 +16,17 @@ namespace agio::service {
 
 using detail::scope;
 
+// Closes the submission gate: submitters that enter from now on are refused with `stopped`.
+// Every worker closes it (the first one to drain does it; the rest find it done): the gate is
+// one word, so a submitter's add comes either before this or after it in the word's order.
+AGIO_HD inline void close_submission_gate(const io::io_state& c) {
+  detail::fetch_or<scope::device>(c.control->submission_gate, io::gate_closed, detail::relaxed);
+}
+
 // True once every command submitted to the worker's queues has been retired.
 AGIO_HD inline bool drained(const io::io_state& c, std::uint32_t worker, std::uint32_t workers) {
-  // Pairs with the submitters' seq_cst increment before they read `accepting`.
-  if (detail::load<scope::device>(c.control->in_submission, detail::seq_cst) != 0) return false;
+  // Acquire pairs with the submitters' release as they leave the gate: their claims precede.
+  if ((detail::load<scope::device>(c.control->submission_gate, detail::acquire) & ~io::gate_closed) != 0) return false;
   for (std::uint32_t q = worker; q < c.queue_pair_count; q += workers) {
     queue::sq_control& ctl = *c.queue_pairs[q].control;
     if (detail::load<scope::device>(ctl.completed, detail::relaxed) !=
@@ -63,7 +70,8 @@ AGIO_HD inline void run(const io::io_state& c, std::uint32_t worker, std::uint32
   // they are read every this many polls, busy or idle: tens of microseconds at most.
   constexpr std::uint32_t polls_per_lease_check = 32;
   std::uint32_t polls = 0;
-  bool quit = false;  // told to drain and exit: it stays told
+  bool quit = false;    // told to drain and exit: it stays told
+  bool closed = false;  // this worker has closed the submission gate
   for (;;) {
     std::uint32_t retired = 0;
     for (std::uint32_t q = worker; q < c.queue_pair_count; q += workers)
@@ -83,6 +91,11 @@ AGIO_HD inline void run(const io::io_state& c, std::uint32_t worker, std::uint32
     if (retired != 0) {
       idle.reset();
       continue;
+    }
+    // Draining for stop() closes the gate; draining because the last lease went does not.
+    if (mode == io::service_drain && !closed) {
+      close_submission_gate(c);
+      closed = true;
     }
     if ((mode == io::service_drain || quit) && drained(c, worker, workers)) return;
     idle.pause();
