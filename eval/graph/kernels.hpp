@@ -143,10 +143,10 @@ struct bfs_job {
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     using portable::scope;
     auto cols = col.reader();
-    // Free by default, native or cached: in step, the Kronecker graph's BFS through a preloaded
-    // cache took 83-88 ms a run instead of 65 (H100, runs of 2026-11-26 against 2026-11-23).
-    // Above a host tier, lanes in step copy a miss together where a lane walking free copies
-    // alone (agio-eval graph-tiers --bfs-lanes).
+    // Free in the graphs benchmark, native or cached: in step, the Kronecker graph's BFS through
+    // a preloaded cache took 83-88 ms a run instead of 65 (H100, runs of 2026-11-26 against
+    // 2026-11-23). In step above a host tier (agio-eval graph-tiers, --bfs-lanes), where lanes
+    // in step copy a miss together and a lane walking free copies alone.
     for_each_vertex<InStep>(
         t, threads, n,
         [&](std::uint32_t v) {
