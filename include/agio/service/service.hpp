@@ -77,6 +77,13 @@ AGIO_HD inline void run(const io::io_state& c, std::uint32_t worker, std::uint32
     for (std::uint32_t q = worker; q < c.queue_pair_count; q += workers)
       retired += poll_for_mode<warp_team>(c, c.queue_pairs[q]);
     const std::uint32_t mode = detail::load<scope::device>(c.control->service_mode, detail::acquire);
+    // stop() set the mode (drain, then exit if the drain outlives its deadline): from now on
+    // nothing is accepted. At once, not at the first idle poll, which a service kept busy by
+    // submitters that go on submitting would never reach. A lease's end does not close it.
+    if (mode != io::service_run && !closed) {
+      close_submission_gate(c);
+      closed = true;
+    }
     if (mode == io::service_exit) return;
     if (c.service_quit != nullptr && ++polls % polls_per_lease_check == 0) {
       const lease_news news = news_for(c, generation);
@@ -91,11 +98,6 @@ AGIO_HD inline void run(const io::io_state& c, std::uint32_t worker, std::uint32
     if (retired != 0) {
       idle.reset();
       continue;
-    }
-    // Draining for stop() closes the gate; draining because the last lease went does not.
-    if (mode == io::service_drain && !closed) {
-      close_submission_gate(c);
-      closed = true;
     }
     if ((mode == io::service_drain || quit) && drained(c, worker, workers)) return;
     idle.pause();
