@@ -17,8 +17,9 @@ namespace agio::service {
 using detail::scope;
 
 // Closes the submission gate: submitters that enter from now on are refused with `stopped`.
-// Every worker closes it (the first one to drain does it; the rest find it done): the gate is
-// one word, so a submitter's add comes either before this or after it in the word's order.
+// Every worker closes it once it reads stop's mode (the first does it; the rest find it done):
+// the gate is one word, so a submitter's add comes either before this or after it in the
+// word's order.
 AGIO_HD inline void close_submission_gate(const io::io_state& c) {
   detail::fetch_or<scope::device>(c.control->submission_gate, io::gate_closed, detail::relaxed);
 }
