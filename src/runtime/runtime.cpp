@@ -300,6 +300,8 @@ void runtime::state::publish_shared_state(const sizes& sized, const std::vector<
   io.record_count = sized.records;
   io.submit_timeout_ns = std::uint64_t{options.submit_timeout_ms} * 1'000'000;
   io.wait_timeout_ns = std::uint64_t{options.wait_timeout_ms} * 1'000'000;
+  io.lanes_per_queue_log2 = static_cast<std::uint32_t>(std::countr_zero(options.lanes_per_queue));
+  io.wait_together_ns = options.wait_together_ns;
 }
 
 // The software NVMe controller's threads, serving the queue pairs from now on.
@@ -340,6 +342,9 @@ runtime::runtime(runtime_options options) : s_(std::make_unique<state>()) {
   if (options.max_transfer_bytes < spec::page_bytes || options.max_transfer_bytes > (2u << 20) ||
       options.max_transfer_bytes % spec::page_bytes != 0) {
     throw std::invalid_argument("agio: max_transfer_bytes must be a multiple of 4096 from 4 KiB to 2 MiB");
+  }
+  if (!std::has_single_bit(options.lanes_per_queue) || options.lanes_per_queue > 32) {
+    throw std::invalid_argument("agio: lanes_per_queue must be a power of two from 1 to 32");
   }
   if (options.backend != backend::cpu) s_->plat = make_gpu_platform(s_->no_gpu_reason);
   if (!s_->plat) {

@@ -27,6 +27,12 @@ struct roundtrip_case {
   const char* name;
   data_mover mover;
   bool file;
+  // runtime_options::lanes_per_queue and wait_together_ns (a warp's lanes over several queues
+  // while few requests are in flight, leaving their waits together).
+  std::uint32_t lanes_per_queue = runtime_options{}.lanes_per_queue;
+  std::uint32_t wait_together_ns = runtime_options{}.wait_together_ns;
+  // With 256, the 1024 threads stay below eight requests a queue pair: lanes spread.
+  std::uint32_t queue_pairs = 4;
 };
 
 class GpuRoundtrip : public ::testing::TestWithParam<roundtrip_case> {};
@@ -35,9 +41,12 @@ TEST_P(GpuRoundtrip, WrittenDataReadsBackInAnotherOrder) {
   const auto& c = GetParam();
   const temp_file file(c.name);
   const std::string path = file.path();
-  runtime rt(gpu_options(c.mover));
+  runtime_options o = gpu_options(c.mover);
+  o.lanes_per_queue = c.lanes_per_queue;
+  o.wait_together_ns = c.wait_together_ns;
+  runtime rt(o);
   const std::uint32_t bytes = 16u << 20;
-  rt.attach(device_options{c.file ? "file:" + path + "?create=16M&lba=4096" : "ram:16M?lba=512", 4, 32});
+  rt.attach(device_options{c.file ? "file:" + path + "?create=16M&lba=4096" : "ram:16M?lba=512", c.queue_pairs, 32});
   rt.start();
   const auto data = random_bytes(bytes, 11);
   auto* src = static_cast<std::byte*>(rt.allocate_device(bytes));
@@ -63,12 +72,15 @@ TEST_P(GpuRoundtrip, WrittenDataReadsBackInAnotherOrder) {
   EXPECT_EQ(counters[0].completed, 2u * bytes / chunk);
 }
 
-INSTANTIATE_TEST_SUITE_P(StoresAndMovers, GpuRoundtrip,
-                         ::testing::Values(roundtrip_case{"ram_gpu_warps", data_mover::gpu_warps, false},
-                                           roundtrip_case{"ram_copy_engine", data_mover::copy_engine, false},
-                                           roundtrip_case{"file_gpu_warps", data_mover::gpu_warps, true},
-                                           roundtrip_case{"file_copy_engine", data_mover::copy_engine, true}),
-                         [](const auto& p) { return std::string(p.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    StoresAndMovers, GpuRoundtrip,
+    ::testing::Values(roundtrip_case{"ram_gpu_warps", data_mover::gpu_warps, false},
+                      roundtrip_case{"ram_copy_engine", data_mover::copy_engine, false},
+                      roundtrip_case{"file_gpu_warps", data_mover::gpu_warps, true},
+                      roundtrip_case{"file_copy_engine", data_mover::copy_engine, true},
+                      roundtrip_case{"ram_lanes_spread_waiting_together", data_mover::gpu_warps, false, 1, 8'000, 256},
+                      roundtrip_case{"file_four_lanes_a_queue", data_mover::gpu_warps, true, 4, 2'000}),
+    [](const auto& p) { return std::string(p.param.name); });
 
 // Every thread issues `per_thread` reads before it waits on any (AGILE Figure 1).
 template <class IO>
@@ -88,9 +100,13 @@ struct figure1_job {
   }
 };
 
-void figure1(std::uint32_t queue_pairs, std::uint32_t depth) {
+void figure1(std::uint32_t queue_pairs, std::uint32_t depth,
+             std::uint32_t lanes_per_queue = runtime_options{}.lanes_per_queue,
+             std::uint32_t wait_together_ns = runtime_options{}.wait_together_ns) {
   constexpr std::uint32_t threads = 8192, per_thread = 4;
   runtime_options o = gpu_options();
+  o.lanes_per_queue = lanes_per_queue;
+  o.wait_together_ns = wait_together_ns;
   o.max_transfer_bytes = 4096;
   o.transaction_records = threads * per_thread + 1024;
   runtime rt(o);
@@ -152,6 +168,9 @@ TEST(GpuDivisor, MatchesDivisionForEdgeAndRandomOperands) {
 TEST(GpuFigure1, OneQueuePair) { figure1(1, 16); }
 TEST(GpuFigure1, TwoQueuePairs) { figure1(2, 16); }
 TEST(GpuFigure1, ManyQueuePairs) { figure1(128, 8); }
+// A warp's lanes at a queue each while few requests are in flight, each staying for the others
+// once its request is done (runtime_options::lanes_per_queue, wait_together_ns).
+TEST(GpuFigure1, LanesSpreadOverQueuesWaitTogether) { figure1(16, 16, 1, 8'000); }
 
 }  // namespace
 }  // namespace agio

@@ -346,6 +346,21 @@ TEST(WaitUntilDone, EndsWithStoppedOnceStopIsOverAndTheRequestUnfinished) {
   EXPECT_TRUE(io.wait_until_done(t).ok());
 }
 
+TEST(RuntimeOptions, LanesPerQueueIsAPowerOfTwoUpToAWarp) {
+  for (const std::uint32_t lanes : {0u, 3u, 12u, 64u}) {
+    runtime_options opt;
+    opt.backend = backend::cpu;
+    opt.lanes_per_queue = lanes;
+    EXPECT_THROW(runtime{opt}, std::invalid_argument) << lanes;
+  }
+  for (const std::uint32_t lanes : {1u, 8u, 32u}) {
+    runtime_options opt;
+    opt.backend = backend::cpu;
+    opt.lanes_per_queue = lanes;
+    EXPECT_NO_THROW(runtime{opt}) << lanes;
+  }
+}
+
 // Statuses in words: describe() for a kernel's printf, to_string() for the host.
 TEST(StatusText, EveryOutcomeHasItsOwnWordsAndNvmeStatusesAreDecoded) {
   const status lba{outcome::nvme_error, spec::make_status(spec::status_type::generic, spec::generic::lba_out_of_range)};

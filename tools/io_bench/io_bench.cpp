@@ -145,20 +145,16 @@ struct agio_setup {
   std::uint32_t unit_blocks = 0;
 };
 
-agio_setup make_setup(const std::vector<std::string>& uris, data_mover mover, completion_mode completion,
+// `base`: the options every series shares (backend, completion, controller threads, how lanes
+// submit and wait).
+agio_setup make_setup(const std::vector<std::string>& uris, runtime_options opt, data_mover mover,
                       std::uint32_t io_bytes, std::uint32_t max_outstanding, std::uint32_t queue_pairs,
-                      std::uint32_t depth, std::uint32_t controller_threads, backend want, bool trip_stamps) {
-  runtime_options opt;
-  opt.backend = want;
+                      std::uint32_t depth, bool trip_stamps) {
   opt.trip_stamps = trip_stamps;
   opt.mover = mover;
-  opt.completion = completion;
   opt.max_transfer_bytes = std::max<std::uint32_t>(io_bytes, 4096);
-  opt.controller_threads = controller_threads;
   opt.transaction_records = std::max<std::uint32_t>(max_outstanding + 4096,
                                                     4 * queue_pairs * depth * static_cast<std::uint32_t>(uris.size()));
-  opt.wait_timeout_ms = 120'000;
-  opt.submit_timeout_ms = 120'000;
   agio_setup s;
   s.rt = std::make_unique<runtime>(opt);
   for (const auto& u : uris) s.rt->attach(device_options{u, queue_pairs, depth});
@@ -418,6 +414,15 @@ int io_bench_main(int argc, char** argv, int first) {
   const unsigned ctl_threads = opt.whole<unsigned>("controller-threads", 8);
   // GPU lanes per warp that issue requests (32: every lane; 1: one request thread per warp).
   const auto lanes_per_warp = opt.whole<std::uint32_t>("lanes-per-warp", 32);
+  // runtime_options::lanes_per_queue and wait_together_ns.
+  runtime_options base;
+  base.lanes_per_queue = opt.whole<std::uint32_t>("lanes-per-queue", base.lanes_per_queue);
+  base.wait_together_ns = opt.whole<std::uint32_t>("wait-together-ns", base.wait_together_ns);
+  base.backend = want;
+  base.completion = completion;
+  base.controller_threads = ctl_threads;
+  base.wait_timeout_ms = 120'000;
+  base.submit_timeout_ms = 120'000;
   // One point of the sweep, for a harness that compares against it (python -m agio.bench):
   // requests in flight, I/O sizes (ram and movers) and directions; empty: every one.
   const auto outstanding_pinned = opt.numbers("outstanding", "");
@@ -544,9 +549,9 @@ int io_bench_main(int argc, char** argv, int first) {
 
   for (const auto& s : plan) {
     const std::uint64_t max_out = *std::max_element(s.outstanding.begin(), s.outstanding.end());
-    agio_setup setup = make_setup(s.uris, s.mover, completion, s.io_bytes, static_cast<std::uint32_t>(max_out),
+    agio_setup setup = make_setup(s.uris, base, s.mover, s.io_bytes, static_cast<std::uint32_t>(max_out),
                                   std::max<std::uint32_t>(1, queue_pairs / static_cast<std::uint32_t>(s.uris.size())),
-                                  depth, ctl_threads, want, s.trip_stamps);
+                                  depth, s.trip_stamps);
     if (description.empty()) {
       description = setup.rt->describe();
       h2d = pinned_copy_gbps(*setup.rt, true);
@@ -610,6 +615,8 @@ int io_bench_main(int argc, char** argv, int first) {
   doc.config.set("profile", std::string(full ? "full" : "quick")).set("seconds_per_point", seconds);
   doc.config.set("queue_pairs", std::int64_t{queue_pairs}).set("queue_depth", std::int64_t{depth});
   doc.config.set("controller_threads", std::int64_t{ctl_threads}).set("lanes_per_warp", std::int64_t{lanes_per_warp});
+  doc.config.set("lanes_per_queue", std::int64_t{base.lanes_per_queue})
+      .set("wait_together_ns", std::int64_t{base.wait_together_ns});
   doc.config.set("file", file).set("ram", ram);
   doc.config.set("completion", completion_name(completion));
   doc.config.set("profile_store", profile).set("h2d_copy_gbps", h2d).set("d2h_copy_gbps", d2h);

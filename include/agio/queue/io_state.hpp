@@ -35,6 +35,10 @@ struct io_state {
   const std::uint32_t* service_quit = nullptr;
   std::uint64_t submit_timeout_ns = 0;  // how long a submitter may wait for a free entry
   std::uint64_t wait_timeout_ns = 0;    // the deadline wait() uses
+  // runtime_options::lanes_per_queue as log2 (5: a warp's lanes all start at one queue) and
+  // runtime_options::wait_together_ns.
+  std::uint32_t lanes_per_queue_log2 = 5;
+  std::uint32_t wait_together_ns = 0;
 };
 
 }  // namespace agio::io

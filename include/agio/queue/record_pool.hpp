@@ -19,11 +19,17 @@ AGIO_HD inline void count_available(const io_state& io) {
 
 // Takes a record for a new request: false at once when none is available. A record's next
 // owner writes its fields only after this, so the previous owner's reads of them are done.
-AGIO_HD inline bool take_record(const io_state& io, std::uint32_t& index, std::uint32_t& generation, deadline limit) {
-  if (detail::fetch_add<detail::scope::device>(io.control->records_available, std::int32_t{-1}, detail::relaxed) <= 0) {
+// `held` gets how many records were taken when this one was: about how many requests are in
+// flight.
+AGIO_HD inline bool take_record(const io_state& io, std::uint32_t& index, std::uint32_t& generation, deadline limit,
+                                std::uint32_t& held) {
+  const std::int32_t available =
+      detail::fetch_add<detail::scope::device>(io.control->records_available, std::int32_t{-1}, detail::relaxed);
+  if (available <= 0) {
     count_available(io);
     return false;
   }
+  held = io.record_count - static_cast<std::uint32_t>(available);
   // One record is ours to find. Scanning from a shared cursor spreads takers over the pool;
   // a record another taker got first sends us on to the next.
   std::uint32_t i =
