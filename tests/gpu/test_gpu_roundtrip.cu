@@ -168,8 +168,9 @@ TEST(GpuDivisor, MatchesDivisionForEdgeAndRandomOperands) {
 TEST(GpuFigure1, OneQueuePair) { figure1(1, 16); }
 TEST(GpuFigure1, TwoQueuePairs) { figure1(2, 16); }
 TEST(GpuFigure1, ManyQueuePairs) { figure1(128, 8); }
-// A warp's lanes at a queue each while few requests are in flight, each staying for the others
-// once its request is done (runtime_options::lanes_per_queue, wait_together_ns).
+// Lanes staying for the others of their warp once their requests are done (wait_together_ns),
+// with lanes_per_queue 1: 32768 requests in flight keep each warp's lanes at one queue but for
+// the run's first and last moments (GpuRoundtrip's 256-queue case spreads them throughout).
 TEST(GpuFigure1, LanesSpreadOverQueuesWaitTogether) { figure1(16, 16, 1, 8'000); }
 
 }  // namespace

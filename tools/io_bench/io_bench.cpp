@@ -145,8 +145,8 @@ struct agio_setup {
   std::uint32_t unit_blocks = 0;
 };
 
-// `base`: the options every series shares (backend, completion, controller threads, how lanes
-// submit and wait).
+// `opt`: the options every series shares (backend, completion, controller threads, how lanes
+// submit and wait); the series' own are set here.
 agio_setup make_setup(const std::vector<std::string>& uris, runtime_options opt, data_mover mover,
                       std::uint32_t io_bytes, std::uint32_t max_outstanding, std::uint32_t queue_pairs,
                       std::uint32_t depth, bool trip_stamps) {
