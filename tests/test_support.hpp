@@ -103,11 +103,19 @@ inline void run_threads(unsigned count, const std::function<void(unsigned)>& bod
   for (auto& t : threads) t.join();
 }
 
-// A runtime on CPU threads with transfers up to 16 KiB and a minute for every wait.
+// Environment variable `name` as a count, or `unset` where it is not set.
+inline std::uint32_t env_count(const char* name, std::uint32_t unset) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? unset : static_cast<std::uint32_t>(std::stoul(value));
+}
+
 // The GPU suite's options. AGIO_TEST_COMPLETION=waiters runs it without a completion service,
 // the mode scripts/gpu-sanitize.sh uses: compute-sanitizer runs one kernel at a time, so a
 // persistent service kernel would never run beside a test's kernels. The timeouts are
 // generous: under compute-sanitizer every kernel runs tens of times slower.
+// AGIO_TEST_LANES_PER_QUEUE and AGIO_TEST_WAIT_TOGETHER_NS set those options for every case
+// that keeps the suite's, so that the whole suite can run with values other than the defaults
+// before they become the defaults.
 inline runtime_options gpu_options(data_mover mover = data_mover::gpu_warps) {
   runtime_options o;
   o.backend = backend::gpu;
@@ -115,6 +123,8 @@ inline runtime_options gpu_options(data_mover mover = data_mover::gpu_warps) {
   const char* mode = std::getenv("AGIO_TEST_COMPLETION");
   o.completion =
       mode != nullptr && std::string(mode) == "waiters" ? completion_mode::waiters : completion_mode::service;
+  o.lanes_per_queue = env_count("AGIO_TEST_LANES_PER_QUEUE", o.lanes_per_queue);
+  o.wait_together_ns = env_count("AGIO_TEST_WAIT_TOGETHER_NS", o.wait_together_ns);
   o.max_transfer_bytes = 64 * 1024;
   o.submit_timeout_ms = 120'000;
   o.wait_timeout_ms = 120'000;
@@ -122,6 +132,7 @@ inline runtime_options gpu_options(data_mover mover = data_mover::gpu_warps) {
   return o;
 }
 
+// A runtime on CPU threads with transfers up to 16 KiB and a minute for every wait.
 inline runtime_options cpu_options() {
   runtime_options o;
   o.backend = backend::cpu;

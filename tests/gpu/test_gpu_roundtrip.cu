@@ -28,9 +28,10 @@ struct roundtrip_case {
   data_mover mover;
   bool file;
   // runtime_options::lanes_per_queue and wait_together_ns (a warp's lanes over several queues
-  // while few requests are in flight, leaving their waits together).
-  std::uint32_t lanes_per_queue = runtime_options{}.lanes_per_queue;
-  std::uint32_t wait_together_ns = runtime_options{}.wait_together_ns;
+  // while few requests are in flight, leaving their waits together); by default the suite's
+  // (gpu_options).
+  std::uint32_t lanes_per_queue = gpu_options().lanes_per_queue;
+  std::uint32_t wait_together_ns = gpu_options().wait_together_ns;
   // With 256, the 1024 threads stay below eight requests a queue pair: lanes spread.
   std::uint32_t queue_pairs = 4;
 };
@@ -101,8 +102,8 @@ struct figure1_job {
 };
 
 void figure1(std::uint32_t queue_pairs, std::uint32_t depth,
-             std::uint32_t lanes_per_queue = runtime_options{}.lanes_per_queue,
-             std::uint32_t wait_together_ns = runtime_options{}.wait_together_ns) {
+             std::uint32_t lanes_per_queue = gpu_options().lanes_per_queue,
+             std::uint32_t wait_together_ns = gpu_options().wait_together_ns) {
   constexpr std::uint32_t threads = 8192, per_thread = 4;
   runtime_options o = gpu_options();
   o.lanes_per_queue = lanes_per_queue;
