@@ -85,6 +85,7 @@ void bind_runtime(nb::module_& m) {
       .def_rw("wait_timeout_ms", &runtime_options::wait_timeout_ms)
       .def_rw("stop_timeout_ms", &runtime_options::stop_timeout_ms)
       .def_rw("controller_spin_us", &runtime_options::controller_spin_us)
+      .def_rw("controller_copy_depth", &runtime_options::controller_copy_depth)
       .def_rw("lanes_per_queue", &runtime_options::lanes_per_queue)
       .def_rw("wait_together_ns", &runtime_options::wait_together_ns)
       .def_rw("gpu_thread_stack_bytes", &runtime_options::gpu_thread_stack_bytes)

@@ -111,6 +111,8 @@ struct nvme_controller::worker {
   // as a small command's other bookkeeping. Commands of a batch share it in their counters.
   std::uint64_t batch_ns_ = 0;
   std::vector<std::uint64_t> copied_ = std::vector<std::uint64_t>(256);
+  // Commands fetched from this thread's queues and not yet completed.
+  std::uint32_t in_flight_ = 0;
 
   device_endpoint& device_of(const queue_state& q) { return owner_.devices_[q.device]; }
 
@@ -248,6 +250,7 @@ struct nvme_controller::worker {
       q.sq_head = (q.sq_head + 1) % q.qp.depth;
       if (q.sq_head != doorbell) prefetch_records(q, q.qp.sq[q.sq_head].cid());
       if (cmd.cid() < q.qp.depth) {
+        in_flight_ += 1 - q.outstanding[cmd.cid()];
         q.outstanding[cmd.cid()] = 1;
         if (q.qp.stamps != nullptr) stamp(q, cmd.cid(), &queue::trip_stamp::fetched, batch_ns_);
       }
@@ -343,7 +346,8 @@ struct nvme_controller::worker {
     const store_op op = state.op == spec::opcode::read ? store_op::read : store_op::write;
     data_plan plan = plan_data_path({op, state.offset, state.bytes, whole, prps_.runs(),
                                      q.qp.bounce + std::uint64_t{cid} * q.qp.slot_bytes, backing.host_view(),
-                                     backing.buffer_alignment(), options_.mover, q.qp.stage_writes != 0});
+                                     backing.buffer_alignment(), options_.mover, q.qp.stage_writes != 0,
+                                     in_flight_ <= options_.copy_depth});
     carry_out(q, cid, state, std::move(plan));
   }
 
@@ -495,6 +499,7 @@ struct nvme_controller::worker {
   void complete(queue_state& q, std::uint16_t cid, std::uint16_t nvme_status) {
     if (nvme_status != ok_status) count(q.counters->errors, 1);
     if (cid < q.qp.depth) {
+      in_flight_ -= q.outstanding[cid];
       q.outstanding[cid] = 0;
       count(q.counters->controller_ns, batch_ns_ - q.commands[cid].fetched_ns);
       if (q.qp.stamps != nullptr) stamp(q, cid, &queue::trip_stamp::posted, steady_ns());

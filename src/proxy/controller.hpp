@@ -55,6 +55,9 @@ struct controller_options {
   // Idle controller threads spin this long before they start to sleep between polls.
   std::uint32_t spin_us = 50;
   std::uint32_t max_sleep_us = 20;
+  // A thread with at most this many commands in flight copies a small read from a store's host
+  // memory into the command's bounce slot itself (0: never); see data_path_request::copy_here.
+  std::uint32_t copy_depth = 4;
 };
 
 // The timer slack of the controller's threads (Linux's default is 50 us): their sleeps end

@@ -11,9 +11,11 @@ data_plan plan_read(const data_path_request& r, bool direct) {
     plan.io_buffer = r.whole->address;
   } else if (r.whole != nullptr && r.mover == data_mover::gpu_warps) {
     // Leave the data in host memory and let the retirer copy it to the checked PRP target; a
-    // store with host memory of its own needs no bounce slot at all.
-    plan.io_buffer = r.host_view != nullptr ? nullptr : r.bounce;
-    plan.deferred_source = r.host_view != nullptr ? r.host_view + r.offset : r.bounce;
+    // store with host memory of its own needs no bounce slot at all, unless this thread copies
+    // a small read into it.
+    std::byte* view = r.copy_here && r.bytes <= copy_here_max_bytes ? nullptr : r.host_view;
+    plan.io_buffer = view != nullptr ? nullptr : r.bounce;
+    plan.deferred_source = view != nullptr ? view + r.offset : r.bounce;
     plan.deferred_destination = r.whole->address;
   } else if (r.whole != nullptr && r.whole->kind == region_kind::device) {
     plan.io_buffer = r.bounce;

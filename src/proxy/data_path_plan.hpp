@@ -35,7 +35,15 @@ struct data_path_request {
   std::size_t buffer_alignment = 1;    // what the store needs of a buffer it reads or writes directly
   data_mover mover = data_mover::gpu_warps;
   bool stage_writes = false;  // a write's submitter copied its data into the bounce slot
+  // The controller thread has time to copy a read of at most copy_here_max_bytes from the
+  // store's host memory into the bounce slot itself. Left in the store, the read is copied by
+  // the retirer, which must then look at the stripes' sequences after its copy (a trip across
+  // PCIe, some 3 us of a 4 KiB read's 30); copied here, it costs this thread a memcpy, which
+  // only a busy controller cannot spare.
+  bool copy_here = false;
 };
+
+inline constexpr std::uint32_t copy_here_max_bytes = 8192;
 
 struct data_plan {
   std::byte* io_buffer = nullptr;  // the store's buffer; null: a read left in the store's host view

@@ -313,6 +313,7 @@ void runtime::state::create_controller(const sizes& sized, std::vector<proxy::de
                       : std::clamp((sized.queue_pairs + 1) / 2, 1u, std::max(1u, cores / 2));
   copts.mover = options.mover;
   copts.spin_us = options.controller_spin_us;
+  copts.copy_depth = options.controller_copy_depth;
   proxy = std::make_unique<proxy::nvme_controller>(std::move(endpoints), iova, copts,
                                                    [p = plat.get()] { return p->make_copy_engine(); });
 }

@@ -191,8 +191,11 @@ struct race_job {
 
 class GpuLbaAtomicity : public ::testing::TestWithParam<data_mover> {
  protected:
-  void race(std::uint32_t lba_bytes) {
-    runtime rt(gpu_options(GetParam()));
+  // With the controller's copy depth `copy_depth` (runtime_options::controller_copy_depth).
+  void race(std::uint32_t lba_bytes, std::uint32_t copy_depth = runtime_options{}.controller_copy_depth) {
+    runtime_options o = gpu_options(GetParam());
+    o.controller_copy_depth = copy_depth;
+    runtime rt(o);
     rt.attach(device_options{"ram:1M?lba=" + std::to_string(lba_bytes), 4, 64});
     rt.start();
     constexpr std::uint32_t threads = 512;
@@ -226,6 +229,9 @@ class GpuLbaAtomicity : public ::testing::TestWithParam<data_mover> {
 
 TEST_P(GpuLbaAtomicity, SmallBlocks) { race(512); }
 TEST_P(GpuLbaAtomicity, LargeBlocks) { race(4096); }
+// Every small read copied by the controller into its bounce slot, none left in the store for
+// the retirer (512 threads keep the controller threads busier than the default depth).
+TEST_P(GpuLbaAtomicity, SmallBlocksCopiedByTheController) { race(512, ~0u); }
 
 INSTANTIATE_TEST_SUITE_P(DataPath, GpuLbaAtomicity, ::testing::Values(data_mover::gpu_warps, data_mover::copy_engine),
                          mover_name);

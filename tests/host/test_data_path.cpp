@@ -2,7 +2,8 @@
 // buffer does not name what their PRPs name are refused with an NVMe status and never executed,
 // and a read concurrent with writes to the same LBA returns one whole write per LBA, on every
 // path (zero copy from a RAM store, bounce slot, direct host buffer), for both data movers and
-// both completion modes.
+// both completion modes, with reads from the RAM store copied by the retirer or, where the
+// controller has time, by the controller.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -131,12 +132,15 @@ class LbaAtomicity : public ::testing::TestWithParam<path_config> {
     return (lba << 8 | which) * 0x0101'0001'0001'0101ull;
   }
 
-  // Runs the race on a RAM store of `lba_bytes` blocks, reading into `device` or host buffers.
-  void race(std::uint32_t lba_bytes, bool device_buffers) {
+  // Runs the race on a RAM store of `lba_bytes` blocks, reading into `device` or host buffers,
+  // with the controller's copy depth `copy_depth` (runtime_options::controller_copy_depth; 0:
+  // every read into a device buffer is copied from the store's bytes by the retirer).
+  void race(std::uint32_t lba_bytes, bool device_buffers, std::uint32_t copy_depth = 0) {
     runtime_options opt = options_for(GetParam());
     // Two controller threads, so that a write and a read the controller copies itself can
     // overlap too.
     opt.controller_threads = 2;
+    opt.controller_copy_depth = copy_depth;
     runtime rt(opt);
     rt.attach(device_options{"ram:1M?lba=" + std::to_string(lba_bytes), 4, 16});
     rt.start();
@@ -214,6 +218,9 @@ TEST_P(LbaAtomicity, SmallBlocksIntoDeviceBuffers) { race(512, true); }
 TEST_P(LbaAtomicity, LargeBlocksIntoDeviceBuffers) { race(4096, true); }
 TEST_P(LbaAtomicity, SmallBlocksIntoHostBuffers) { race(512, false); }
 TEST_P(LbaAtomicity, LargeBlocksIntoHostBuffers) { race(4096, false); }
+// Six threads' reads of 2 KiB over two controller threads: some copied by the controller into
+// the bounce slot, some left in the store for the retirer.
+TEST_P(LbaAtomicity, SmallBlocksSomeCopiedByTheController) { race(512, true, 4); }
 
 INSTANTIATE_TEST_SUITE_P(DataPath, LbaAtomicity,
                          ::testing::Values(path_config{data_mover::gpu_warps, completion_mode::service},

@@ -67,6 +67,23 @@ TEST_F(DataPathPlan, WarpsCopyReadsTheStoreCannotPlaceFromTheBounceSlotOrTheStor
   }
 }
 
+TEST_F(DataPathPlan, AControllerWithTimeCopiesSmallReadsOutOfTheStoresMemoryIntoTheBounceSlot) {
+  const translation device = gpu();
+  data_path_request r = request(store_op::read, &device);
+  r.host_view = view.data();
+  r.copy_here = true;
+  data_plan p = plan_data_path(r);
+  EXPECT_EQ(p.io_buffer, slot.data()) << "the store copies the read into the slot";
+  EXPECT_EQ(p.next, then::complete);
+  EXPECT_EQ(p.deferred_source, slot.data()) << "the retirer copies from the slot, with no sequences to check";
+  EXPECT_EQ(p.deferred_destination, device.address);
+
+  r.bytes = copy_here_max_bytes + 4096;  // a larger read stays in the store for the retirer
+  p = plan_data_path(r);
+  EXPECT_EQ(p.io_buffer, nullptr);
+  EXPECT_EQ(p.deferred_source, view.data() + 2 * 4096);
+}
+
 TEST_F(DataPathPlan, TheCopyEngineMovesReadsIntoGpuMemoryAndMemcpyScattersIntoHostMemory) {
   const translation device = gpu();
   data_path_request r = request(store_op::read, &device);

@@ -439,8 +439,15 @@ class basic_io_handle : public io::io_state {
       // it closed, or the draining service sees this submitter inside and waits for its command.
       const std::uint32_t gate =
           detail::fetch_add<detail::scope::device>(control->submission_gate, 1u, detail::relaxed);
-      t = (gate & io::gate_closed) != 0 ? refuse_stopped(dev)
-                                        : claim_and_enqueue(dev, raw, op, lba, blocks, buffer, bytes, signal, refused);
+      // Drawn before the gate's answer is looked at, so that the three adds are in flight at
+      // once; a refused submitter returns it.
+      const io::record_ticket ticket = io::draw_ticket(*this);
+      if ((gate & io::gate_closed) != 0) {
+        io::return_ticket(*this);
+        t = refuse_stopped(dev);
+      } else {
+        t = claim_and_enqueue(dev, raw, op, lba, blocks, buffer, bytes, signal, ticket, refused);
+      }
       // Release: the service that reads the gate empty sees this command's claim.
       detail::fetch_add<detail::scope::device>(control->submission_gate, ~0u, detail::release);
     }
@@ -451,13 +458,14 @@ class basic_io_handle : public io::io_state {
   // Sets `refused` (and returns no transaction) when no record or no queue entry came.
   AGIO_HD transaction claim_and_enqueue(std::uint32_t dev, const spec::command* raw, spec::opcode op, std::uint64_t lba,
                                         std::uint32_t blocks, void* buffer, std::uint32_t bytes,
-                                        const completion_signal* signal, io::failure_cause& refused) const {
+                                        const completion_signal* signal, io::record_ticket ticket,
+                                        io::failure_cause& refused) const {
     const io::device_info& info = devices[dev];
     const deadline limit = deadline::after_ns(submit_timeout_ns);
     std::uint32_t index = 0;
     std::uint32_t generation = 0;
     std::uint32_t in_flight = 0;
-    if (!io::take_record(*this, index, generation, limit, in_flight)) {
+    if (!io::take_record(*this, ticket, index, generation, limit, in_flight)) {
       refused = io::failure_cause::no_record;
       return {transaction::none, 0};
     }

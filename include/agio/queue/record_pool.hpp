@@ -17,23 +17,40 @@ AGIO_HD inline void count_available(const io_state& io) {
   detail::fetch_add<detail::scope::device>(io.control->records_available, std::int32_t{1}, detail::relaxed);
 }
 
-// Takes a record for a new request: false at once when none is available. A record's next
-// owner writes its fields only after this, so the previous owner's reads of them are done.
-// `held` gets how many records were taken when this one was: about how many requests are in
-// flight.
-AGIO_HD inline bool take_record(const io_state& io, std::uint32_t& index, std::uint32_t& generation, deadline limit,
-                                std::uint32_t& held) {
+// What a taker starts from: how many records were available before it counted itself out of
+// them, and where in the pool to start looking. Both adds are made before anything waits for
+// either, so that they are in flight together (and with the submission gate's: io_handle.hpp);
+// one after the other they cost a request two trips to memory instead of one.
+struct record_ticket {
+  std::int32_t available;
+  std::uint32_t cursor;
+};
+
+AGIO_HD inline record_ticket draw_ticket(const io_state& io) {
+  // Relaxed: the record's state word carries the ordering; these count and spread.
   const std::int32_t available =
       detail::fetch_add<detail::scope::device>(io.control->records_available, std::int32_t{-1}, detail::relaxed);
-  if (available <= 0) {
-    count_available(io);
+  const std::uint32_t cursor = detail::fetch_add<detail::scope::device>(io.control->tx_cursor, 1u, detail::relaxed);
+  return {available, cursor};
+}
+
+// Gives back the count of a ticket that takes no record (its request was refused first).
+AGIO_HD inline void return_ticket(const io_state& io) { count_available(io); }
+
+// Takes a record for a new request with `ticket`: false at once when none was available. A
+// record's next owner writes its fields only after this, so the previous owner's reads of them
+// are done. `held` gets how many records were taken when this one was: about how many requests
+// are in flight.
+AGIO_HD inline bool take_record(const io_state& io, record_ticket ticket, std::uint32_t& index,
+                                std::uint32_t& generation, deadline limit, std::uint32_t& held) {
+  if (ticket.available <= 0) {
+    return_ticket(io);
     return false;
   }
-  held = io.record_count - static_cast<std::uint32_t>(available);
+  held = io.record_count - static_cast<std::uint32_t>(ticket.available);
   // One record is ours to find. Scanning from a shared cursor spreads takers over the pool;
   // a record another taker got first sends us on to the next.
-  std::uint32_t i =
-      detail::fetch_add<detail::scope::device>(io.control->tx_cursor, 1u, detail::relaxed) % io.record_count;
+  std::uint32_t i = ticket.cursor % io.record_count;
   detail::backoff wait(4'096);
   for (;;) {
     for (std::uint32_t probe = 0; probe < io.record_count; ++probe) {

@@ -66,13 +66,21 @@ struct runtime_options {
   std::uint32_t wait_timeout_ms = 60'000;    // the deadline of io_handle::wait()
   std::uint32_t stop_timeout_ms = 30'000;    // how long stop() lets in-flight requests finish
   std::uint32_t controller_spin_us = 50;     // idle controller threads spin this long, then sleep
+  // A controller thread with at most this many commands in flight copies a read of up to 8 KiB
+  // from a store's host memory (`ram:`) into the command's bounce slot itself, so that the
+  // retirer copies it from there without looking at the store's stripe sequences across PCIe
+  // (3 us of a 4 KiB read's trip); busier threads leave such reads in the store for the
+  // retirer to copy (zero copy), as they do always with 0.
+  std::uint32_t controller_copy_depth = 4;
   // Lanes of a GPU warp that start at one queue pair while few requests are in flight (fewer
   // than eight per queue pair): a power of two, 1..32. Below 32 a warp's lanes then start at
   // 32 / lanes_per_queue queues side by side, so that its few requests are fetched by several
   // controller threads and retired by several service warps at once instead of one after
   // another; with more in flight a warp's lanes always submit together (one claim, one
   // doorbell). 32: always together. For shallow queues, 1 with wait_together_ns = 8000 took
-  // 4 KiB reads at 16 and 64 in flight 1.7x and 2.4x faster (docs/RESULTS.md).
+  // 4 KiB reads at 16 and 64 in flight 1.7x and 2.4x faster, but made issuing the AGILE
+  // overlap benchmark's requests up to 20x slower and its async steps no faster than sync
+  // (Figure 4; docs/RESULTS.md).
   std::uint32_t lanes_per_queue = 32;
   // Lanes of a GPU warp that wait together: one whose request has finished stays up to this
   // long (ns) while the others still wait, so that they leave together and submit their next
