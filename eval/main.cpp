@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
        agio::bench::evaluation_main},
       {"overlap",
        common + " [--store URI] [--ctc 0,0.5,1,2] [--reps R] [--rounds N] [--completion service|waiters]\n"
-                "       [--out FILE]",
+                "       [--lanes-per-queue N] [--wait-together-ns NS] [--out FILE]",
        "async vs sync I/O in one block as computation grows (AGILE Figure 4)", agio::bench::overlap_main},
       {"dlrm",
        common + " [--configs 1,2,3] [--batch N] [--batches N] [--reps R]\n"

@@ -190,12 +190,14 @@ int overlap_main(int argc, char** argv, int first) {
   const double rounds_option = opt.number("rounds", 0);
   const std::string completion = opt.get("completion", "service");
   const std::string out_path = opt.get("out", "results/overlap.json");
+  runtime_options ro;
+  ro.lanes_per_queue = opt.whole<std::uint32_t>("lanes-per-queue", ro.lanes_per_queue);
+  ro.wait_together_ns = opt.whole<std::uint32_t>("wait-together-ns", ro.wait_together_ns);
   opt.reject_unknown();
   if (completion != "service" && completion != "waiters") {
     throw std::invalid_argument("--completion is service or waiters");
   }
 
-  runtime_options ro;
   ro.backend = want;
   ro.wait_timeout_ms = 120'000;
   ro.completion = completion == "waiters" ? completion_mode::waiters : completion_mode::service;
@@ -299,6 +301,8 @@ int overlap_main(int argc, char** argv, int first) {
       .set("store_kind", std::string(emulated ? "ram: store (emulated storage in host RAM)" : "real I/O"));
   doc.config.set("threads", std::int64_t{threads}).set("commands_per_round", std::int64_t{commands});
   doc.config.set("rounds", std::int64_t{rounds}).set("io_seconds", io_seconds).set("completion", completion);
+  doc.config.set("lanes_per_queue", std::int64_t{ro.lanes_per_queue})
+      .set("wait_together_ns", std::int64_t{ro.wait_together_ns});
   doc.config.set("reps", std::int64_t{reps}).set("profile", std::string(quick ? "quick" : "full"));
   return finish(doc, rt, out_path, all_verified, "overlap: some runs read wrong data (see 'check')");
 }

@@ -79,8 +79,9 @@ struct runtime_options {
   // another; with more in flight a warp's lanes always submit together (one claim, one
   // doorbell). 32: always together. For shallow queues, 1 with wait_together_ns = 8000 took
   // 4 KiB reads at 16 and 64 in flight 1.7x and 2.4x faster, but made issuing the AGILE
-  // overlap benchmark's requests up to 20x slower and its async steps no faster than sync
-  // (Figure 4; docs/RESULTS.md).
+  // overlap benchmark's requests up to 20x slower and its async steps no faster than sync:
+  // lanes that claim apart leave the submission apart, and those out first run the kernel's
+  // computation before the others' requests go out (Figure 4; docs/RESULTS.md).
   std::uint32_t lanes_per_queue = 32;
   // Lanes of a GPU warp that wait together: one whose request has finished stays up to this
   // long (ns) while the others still wait, so that they leave together and submit their next
