@@ -28,12 +28,13 @@ using detail::scope;
 // before it completed), and so is the entry after it for p + 1, since NVMe allows at most
 // depth - 1 commands between head and tail.
 AGIO_HD inline bool claimable(const queue_pair& qp, std::uint64_t p) {
-  // Acquire pairs with the service's release when it retires the entry's previous command; the
-  // two loads in flight together, one fence after them.
-  const std::uint64_t entry = detail::load<scope::device>(qp.states[qp.depth.remainder(p)], detail::batch_load);
-  const std::uint64_t next = detail::load<scope::device>(qp.states[qp.depth.remainder(p + 1)], detail::batch_load);
-  detail::batch_load_fence<scope::device>();
-  return entry == sqe_word(p, sqe_empty) && next == sqe_word(p + 1, sqe_empty);
+  // Acquire pairs with the service's release when it retires the entry's previous command. One
+  // load after the other: the two in flight together (relaxed, one fence after them) saved a
+  // submission 0.16 us but cost the kernels that submit registers: BFS through the cache went
+  // from 80 to 82 and lost a block of 256 threads per SM, and 17 % of its speed (H200, 2026-11-29).
+  return detail::load<scope::device>(qp.states[qp.depth.remainder(p)], detail::acquire) == sqe_word(p, sqe_empty) &&
+         detail::load<scope::device>(qp.states[qp.depth.remainder(p + 1)], detail::acquire) ==
+             sqe_word(p + 1, sqe_empty);
 }
 
 // Claims consecutive submission positions for the lanes of `group` (every lane of it calls this

@@ -40,11 +40,30 @@ struct entry_to_retire {
   status result{};
   io::transaction_record* record = nullptr;
   queue::deferred_copy copy{};  // what to copy, checked by the controller (0 source: nothing)
+  queue::trip_stamp stamps{};   // read with the entry when `stamped` (else read by finish())
+  bool stamped = false;
 
   AGIO_HD bool copies() const { return valid && copy.source != 0 && result.ok(); }
 };
 
-AGIO_HD inline entry_to_retire look_up(const io::io_state& io, const queue::queue_pair& qp, std::uint32_t dw3) {
+// An entry's trip stamps. Relaxed loads: the completion entry the retirer acquired orders the
+// controller's stamps, and the doorbell the submitter's.
+AGIO_HD inline queue::trip_stamp read_stamps(const queue::trip_stamp& at) {
+  return {detail::load<scope::system>(at.submitted, detail::relaxed),
+          detail::load<scope::system>(at.fetched, detail::relaxed),
+          detail::load<scope::system>(at.posted, detail::relaxed)};
+}
+
+// Looks up the entry named by completion DW3 `dw3`. `early` (a warp of the completion service,
+// on the device): the entry's record, deferred copy and trip stamps are loaded together with its
+// state word, before it is looked at, so that the trips across PCIe (the copy's, the stamps')
+// do not wait for the state's trip to GPU memory, nor the waiter for the stamps; an entry found
+// not ISSUED discards what they read (a later command's, perhaps half written). Otherwise they
+// are loaded once the entry is known to be this command's: a thread retiring alone (a waiter)
+// keeps fewer registers that way, and on the host ThreadSanitizer would report the early loads
+// racing with a later command's writes.
+template <bool early>
+AGIO_HD entry_to_retire look_up(const io::io_state& io, const queue::queue_pair& qp, std::uint32_t dw3) {
   entry_to_retire e;
   e.cid = spec::cqe_cid(dw3);
   // Every identifier agio issues is an entry index; anything else names no transaction.
@@ -55,13 +74,26 @@ AGIO_HD inline entry_to_retire look_up(const io::io_state& io, const queue::queu
   // status and free the entry a lap early. Relaxed: the submitter's store of ISSUED precedes
   // its doorbell, which precedes the controller's completion that our caller acquired.
   e.entry_word = detail::load<scope::device>(qp.states[e.cid], detail::relaxed);
+  // The submitter and the controller wrote the record's index and the deferred copy before the
+  // completion entry, and nobody writes them again before finish() frees the submission entry,
+  // so our acquire of the completion orders plain loads (two 16-byte loads for the copy).
+  std::uint32_t tx = 0;
+  const auto read_tables = [&] {
+    tx = qp.cid_to_tx[e.cid];
+    e.copy = qp.deferred[e.cid];
+  };
+  if constexpr (early) {
+    read_tables();
+    if (qp.stamps != nullptr) {
+      e.stamps = read_stamps(qp.stamps[e.cid]);
+      e.stamped = true;
+    }
+  }
   if (queue::sqe_word_state(e.entry_word) != queue::sqe_issued) return e;
   e.valid = true;
   e.result = status::from_nvme(spec::cqe_status(dw3));
-  e.record = &io.records[qp.cid_to_tx[e.cid]];
-  // The controller wrote it before the entry, and nobody writes it again before finish() frees
-  // the entry: our acquire of the entry orders plain loads (two 16-byte loads on the device).
-  e.copy = qp.deferred[e.cid];
+  if constexpr (!early) read_tables();
+  e.record = &io.records[tx];
   return e;
 }
 
@@ -131,22 +163,19 @@ AGIO_HD void copy_out(const queue::queue_pair& qp, entry_to_retire& e) {
   if (!copy_again_until_whole<Team>(qp, e.copy)) e.result = torn_copy();
 }
 
-// Where the runtime keeps trip stamps: adds entry `cid`'s request, its completion seen at
-// `seen_ns`, to the device's trip sums (shared_state.hpp). Relaxed loads: the completion entry
-// the retirer acquired orders the controller's stamps, and the doorbell the submitter's.
-AGIO_HD inline void add_trip(io::trip_sums& sums, const queue::queue_pair& qp, std::uint16_t cid,
+// Where the runtime keeps trip stamps: adds entry `e`'s request, its completion seen at
+// `seen_ns`, to the device's trip sums (shared_state.hpp). Before the entry is freed, so that
+// the stamps are still its command's.
+AGIO_HD inline void add_trip(io::trip_sums& sums, const queue::queue_pair& qp, const entry_to_retire& e,
                              std::uint64_t seen_ns) {
   if (qp.stamps == nullptr) return;
-  // The clock first: the stamps' loads cross PCIe and are no part of the retirement.
+  // The clock first: stamps read here cross PCIe and are no part of the retirement.
   const std::uint64_t finished = now_ns();
-  const queue::trip_stamp& at = qp.stamps[cid];
-  const std::uint64_t submitted = detail::load<scope::system>(at.submitted, detail::relaxed);
-  const std::uint64_t fetched = detail::load<scope::system>(at.fetched, detail::relaxed);
-  const std::uint64_t posted = detail::load<scope::system>(at.posted, detail::relaxed);
+  const queue::trip_stamp at = e.stamped ? e.stamps : read_stamps(qp.stamps[e.cid]);
   detail::fetch_add<scope::device>(sums.requests, std::uint64_t{1}, detail::relaxed);
-  detail::fetch_add<scope::device>(sums.to_controller, fetched - submitted, detail::relaxed);
-  detail::fetch_add<scope::device>(sums.in_controller, posted - fetched, detail::relaxed);
-  detail::fetch_add<scope::device>(sums.to_retirer, seen_ns - posted, detail::relaxed);
+  detail::fetch_add<scope::device>(sums.to_controller, at.fetched - at.submitted, detail::relaxed);
+  detail::fetch_add<scope::device>(sums.in_controller, at.posted - at.fetched, detail::relaxed);
+  detail::fetch_add<scope::device>(sums.to_retirer, seen_ns - at.posted, detail::relaxed);
   detail::fetch_add<scope::device>(sums.retiring, finished - seen_ns, detail::relaxed);
 }
 
@@ -158,14 +187,14 @@ AGIO_HD inline void finish(const io::io_state& io, const queue::queue_pair& qp, 
   if (!e.valid) return;
   io::transaction_record& rec = *e.record;
   const status result = e.result;
+  io::shared_counters& counters = io.counters[rec.device];
+  add_trip(counters.trip, qp, e, seen_ns);
   // Free the entry for the position one lap later; release pairs with try_claim's acquire, and
   // comes after every read of the entry's cid_to_tx, bounce slot and deferred source.
   detail::store<scope::device>(qp.states[e.cid],
                                queue::sqe_word(queue::sqe_word_position(e.entry_word) + qp.depth, queue::sqe_empty),
                                detail::release);
 
-  io::shared_counters& counters = io.counters[rec.device];
-  add_trip(counters.trip, qp, e.cid, seen_ns);
   detail::fetch_add<scope::device>(counters.completed, std::uint64_t{1}, detail::relaxed);
   detail::fetch_add<scope::device>(counters.latency[latency_bucket(now_ns() - rec.issued_ns)], std::uint64_t{1},
                                    detail::relaxed);
@@ -214,7 +243,7 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
     const detail::warp::lane_group warp = detail::warp::whole_warp();
     const unsigned lane = detail::warp::lane_id();
     entry_to_retire mine;
-    if ((fresh >> lane) & 1u) mine = look_up(io, qp, scanned_dw3);
+    if ((fresh >> lane) & 1u) mine = look_up<true>(io, qp, scanned_dw3);
     // Each lane acquired only its own entry (scan), and the shuffles below carry values, not
     // memory ordering (PTX model): without this barrier a lane could copy another lane's entry
     // from data nothing orders after that entry. __syncwarp orders the memory accesses of the
@@ -259,7 +288,7 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
   for (std::uint32_t pending = fresh; pending != 0; pending &= pending - 1) {
     const unsigned lane = detail::warp::lowest_lane(pending);
     // Every lane reads the entry itself rather than shuffling it from its owner lane.
-    entry_to_retire e = look_up(io, qp, detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::relaxed));
+    entry_to_retire e = look_up<false>(io, qp, detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::relaxed));
     copy_out<Team>(qp, e);
     // No lane may still be reading the entry's bookkeeping when the leader frees it below.
     Team::sync();
