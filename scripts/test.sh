@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs what is needed, checks the layering (scripts/check_layers.py) and formatting
-# (scripts/check_format.sh), installs agio's CPU backend into a prefix and builds examples/
-# against the installed package, running the CPU one and compiling the GPU one when nvcc is
-# present (scripts/examples.sh --cpu), installs the Python package (pip install .) and runs its
+# Installs what is needed, checks the layering (scripts/check_layers.py), formatting
+# (scripts/check_format.sh) and, where nvcc is present, the register budgets of the evaluation's
+# kernels (scripts/check_registers.py: ptxas's counts, no GPU needed), installs agio's CPU
+# backend into a prefix and builds examples/ against the installed package, running the CPU one
+# and compiling the GPU one when nvcc is present (scripts/examples.sh --cpu), installs the Python package (pip install .) and runs its
 # suite on the CPU backend (python/tests), builds agio's CPU backend (the tool and the evaluation
 # included) and runs the CPU test suite twice: under ThreadSanitizer and under
 # AddressSanitizer+UBSan (every CTest entry: the unit suite, the tool and evaluation runs and the
@@ -20,6 +21,8 @@ echo "== layering (scripts/check_layers.py)"
 python3 scripts/check_layers.py || failed+=("layering")
 echo "== formatting (scripts/check_format.sh)"
 bash scripts/check_format.sh || failed+=("formatting")
+echo "== register budgets (scripts/check_registers.py)"
+python3 scripts/check_registers.py || failed+=("register budgets")
 echo "== installed package and examples (scripts/examples.sh --cpu)"
 bash scripts/examples.sh --cpu || failed+=("installed package and examples")
 for sanitizer in thread address; do
@@ -47,5 +50,5 @@ if [ "${#failed[@]}" -ne 0 ]; then
   printf '== scripts/test.sh FAILED after %d min: %s\n' "$minutes" "$(IFS=';'; echo "${failed[*]}")"
   exit 1
 fi
-echo "== scripts/test.sh passed in ${minutes} min: layering, formatting, installed package and examples, CPU suite" \
+echo "== scripts/test.sh passed in ${minutes} min: layering, formatting, register budgets, installed package and examples, CPU suite" \
      "under thread and address sanitizers (crash consistency included), Python package and suite, fuzzers"
