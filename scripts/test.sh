@@ -3,14 +3,14 @@
 # (scripts/check_format.sh) and, where nvcc is present, the register budgets of the evaluation's
 # kernels (scripts/check_registers.py: ptxas's counts, no GPU needed), installs agio's CPU
 # backend into a prefix and builds examples/ against the installed package, running the CPU one
-# and compiling the GPU one when nvcc is present (scripts/examples.sh --cpu), installs the Python package (pip install .) and runs its
-# suite on the CPU backend (python/tests), builds agio's CPU backend (the tool and the evaluation
-# included) and runs the CPU test suite twice: under ThreadSanitizer and under
-# AddressSanitizer+UBSan (every CTest entry: the unit suite, the tool and evaluation runs and the
-# crash-consistency runs, which SIGKILL a writing child process and check its file), then the
-# libFuzzer targets for a bounded time (scripts/fuzz.sh, with clang). No GPU needed; this is
-# what CI runs. Every stage runs even after one fails, so that one CI run shows every failure;
-# the script exits non-zero if any stage failed.
+# and compiling the GPU one when nvcc is present (scripts/examples.sh --cpu), installs the Python
+# package (pip install .) and runs its suite on the CPU backend (python/tests), builds agio's CPU
+# backend (the tool and the evaluation included) and runs the CPU test suite twice: under
+# ThreadSanitizer and under AddressSanitizer+UBSan (every CTest entry: the unit suite, the tool
+# and evaluation runs and the crash-consistency runs, which SIGKILL a writing child process and
+# check its file), then the libFuzzer targets for a bounded time (scripts/fuzz.sh, with clang).
+# No GPU needed; this is what CI runs. Every stage runs even after one fails, so that one CI run
+# shows every failure; the script exits non-zero if any stage failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
