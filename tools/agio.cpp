@@ -72,9 +72,10 @@ int main(int argc, char** argv) {
        "Random reads and writes (4 and 64 KiB) through agio, swept over requests in flight and devices,\n"
        "each point beside the store's own ceiling (a CPU loop driving it directly). --quick (the\n"
        "default) takes about a minute, --full more points. JSON to --out (default results/randrw.json).\n"
-       "The file experiment writes a 1 GiB file (--file-gib) in the temp directory and removes it at\n"
-       "the end; --file PATH uses and keeps a file of yours. --outstanding, --io-bytes and --ops pin the\n"
-       "points measured (requests in flight; I/O sizes of the ram and movers experiments; directions).\n"
+       "The file experiment writes a 1 GiB file (4 GiB with --full; --file-gib) in the temp directory\n"
+       "and removes it at the end; --file PATH uses and keeps a file of yours. --outstanding,\n"
+       "--io-bytes and --ops pin the points measured (requests in flight; I/O sizes of the ram and\n"
+       "movers experiments; directions).\n"
        "At one request in flight a point also gives the trip's time against a flag round trip the\n"
        "benchmark measures; the trip experiment (not in the default list) splits it leg by leg.",
        agio::bench::io_bench_main},

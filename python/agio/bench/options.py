@@ -59,7 +59,7 @@ def parser() -> argparse.ArgumentParser:
         "JSON and PNG.",
     )
     p.add_argument("--experiments", type=_experiments, default=list(EXPERIMENTS),
-                   help="any of file,ram,gather,dlrm (default: all; those that cannot run say why and skip)")
+                   help="any of file,ram,gather,graphsage,dlrm (default: all; those that cannot run say why and skip)")
     p.add_argument("--depths", type=_whole_list, default=None,
                    help=f"requests in flight (agio: read calls of 256 rows per request in flight, at most "
                         f"131072; KvikIO: that many futures) (default {FULL_DEPTHS}; --quick {QUICK_DEPTHS})")
