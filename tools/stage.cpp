@@ -158,7 +158,9 @@ std::string sized_store(const std::string& uri, std::uint64_t bytes) {
   if (uri.rfind("file:", 0) != 0) return uri;
   const std::size_t query = uri.find('?');
   const std::string path = uri.substr(5, query == std::string::npos ? std::string::npos : query - 5);
-  if (query != std::string::npos && ("&" + uri.substr(query + 1)).find("&create=") != std::string::npos) return uri;
+  const bool creates = query != std::string::npos &&
+                       (uri.compare(query + 1, 7, "create=") == 0 || uri.find("&create=", query) != std::string::npos);
+  if (creates) return uri;
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
   if (std::filesystem::exists(status) &&
