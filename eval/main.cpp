@@ -53,12 +53,13 @@ int main(int argc, char** argv) {
        agio::bench::cache_overhead_main},
       {"host-tier",
        common + " [--data-mib M] [--cache-mib M] [--cxl-ns N] [--zipf-alpha A] [--reps R]\n"
-                "       [--experiments tiers,admission] [--out FILE]",
+                "       [--experiments tiers,admission] [--store URI] [--out FILE]",
        "the host-memory tier: its hits against pinned reads, three tiers against two, admission policies",
        agio::bench::host_tier_main},
       {"graph-tiers",
        common + " [--graphs uniform,kron] [--kernels bfs,spmv,cc] [--scale S] [--edge-factor E]\n"
-                "       [--cache-share F] [--bfs-lanes in-step|free] [--reps R] [--seed N] [--out FILE]",
+                "       [--cache-share F] [--bfs-lanes in-step|free] [--reps R] [--seed N] [--store URI]\n"
+                "       [--out FILE]",
        "the graph kernels with their edges 4x the GPU cache: three tiers (a host tier), two tiers, a ram: store,\n"
        "CUDA managed memory (host-preferred; prefetched, with all GPU memory and with the GPU cache's) and GPU memory",
        agio::bench::graph_tiers_main},

@@ -10,6 +10,8 @@
 //   host_tier_cxl: the same with --cxl-ns added to each access to the tier (LMB's CXL memory);
 //   tier_in_gpu_memory: the same with the tier's lines in GPU memory: its bookkeeping alone;
 //   two_tiers:     the same GPU cache straight above the store (LMB's SSD only).
+// The store is one emulated SSD (`ram:` with the agile-ssd profile) unless --store names another
+// (`file:` for real I/O) of at least --data-mib.
 // Then the admission policies (always, on reuse, on eviction) with a tier a quarter of the
 // data: on a skewed trace, and on the skewed trace again after a scan of every block (a scan
 // must not flush the tier). Every sum read is checked against the host's.
@@ -298,6 +300,7 @@ int host_tier_main(int argc, char** argv, int first) {
   const double alpha = opt.number("zipf-alpha", 0.9);
   const int reps = static_cast<int>(opt.number("reps", small ? 2 : 3));
   const auto seed = opt.whole<std::uint64_t>("seed", 5);
+  const std::string store = opt.get("store", "");
   const std::string out_path = opt.get("out", "results/host_tier.json");
   const auto experiments = opt.list("experiments", "tiers,admission");
   opt.reject_unknown();
@@ -315,8 +318,8 @@ int host_tier_main(int argc, char** argv, int first) {
   if (z.blocks < 64 || z.cache_bytes >= z.small_tier_bytes) {
     throw std::invalid_argument("host-tier: --data-mib must hold 64 blocks and 4x the GPU cache (--cache-mib)");
   }
-  // One emulated SSD (the paper's): LMB compares one device's tiers.
-  const std::string uri = "ram:" + std::to_string(data_mib) + "M?lba=4096&profile=agile-ssd";
+  // One emulated SSD (the paper's) by default: LMB compares one device's tiers.
+  const std::string uri = store.empty() ? "ram:" + std::to_string(data_mib) + "M?lba=4096&profile=agile-ssd" : store;
   auto rt = start_runtime(want, uri);
   std::vector<float> data(z.blocks * floats_per_line);
   for (std::uint64_t b = 0; b < z.blocks; ++b) {
@@ -386,7 +389,7 @@ int host_tier_main(int argc, char** argv, int first) {
         host_tier / pinned, host_tier / one_lane, two_tiers / host_tier);
   }
   doc.set_header("host_tier", rt->describe(), argc, argv);
-  doc.config.set("store", uri).set("store_kind", std::string("ram: store with the agile-ssd profile: emulated SSD"));
+  doc.config.set("store", uri).set("store_kind", store_kind(uri));
   doc.config.set("policy", std::string("clock")).set("line_bytes", std::int64_t{block_bytes});
   doc.config.set("data_bytes", static_cast<std::int64_t>(z.blocks * block_bytes))
       .set("gpu_cache_bytes", static_cast<std::int64_t>(z.cache_bytes))

@@ -476,9 +476,7 @@ int cache_overhead_main(int argc, char** argv, int first) {
     }
   }
   doc.set_header("cache_overhead", rt->describe(), argc, argv);
-  doc.config.set("store", uri)
-      .set("store_kind",
-           store.empty() ? std::string("ram: store (emulated storage in host RAM)") : std::string("user store"));
+  doc.config.set("store", uri).set("store_kind", store_kind(uri));
   doc.config.set("policy", std::string("clock"))
       .set("ways", std::int64_t{8})
       .set("line_bytes", std::int64_t{block_bytes});

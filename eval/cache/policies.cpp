@@ -232,7 +232,7 @@ int cache_policies_main(int argc, char** argv, int first) {
   rt->free(buf.failures);
 
   doc.set_header("cache_policies", rt->describe(), argc, argv);
-  doc.config.set("store", uri).set("store_kind", std::string("ram: store (emulated storage in host RAM)"));
+  doc.config.set("store", uri).set("store_kind", store_kind(uri));
   doc.config.set("blocks", static_cast<std::int64_t>(blocks)).set("block_bytes", std::int64_t{block_bytes});
   doc.config.set("accesses", static_cast<std::int64_t>(accesses)).set("zipf_alpha", alpha);
   doc.config.set("kronecker", std::string("R-MAT a=0.57 b=0.19 c=0.19, 64-byte vertex features"));

@@ -891,12 +891,10 @@ int report(const dlrm_options& o, const dlrm_plan& p, const measured& m, int arg
   std::string stores;
   for (const auto& u : s.stores) stores += (stores.empty() ? "" : ",") + u;
   doc.config.set("stores", stores).set("devices", static_cast<std::int64_t>(s.stores.size()));
-  const bool all_files =
-      std::all_of(s.stores.begin(), s.stores.end(), [](const std::string& u) { return u.rfind("file:", 0) == 0; });
-  doc.config.set("store_kind", s.stores.front().rfind("ram:", 0) == 0
-                                   ? std::string("ram: stores with an SSD profile: emulated storage")
-                               : all_files ? std::string("file: stores: real I/O on this machine's storage")
-                                           : std::string("user stores"));
+  const std::string kind = store_kind(s.stores.front());
+  const bool one_kind =
+      std::all_of(s.stores.begin(), s.stores.end(), [&](const std::string& u) { return store_kind(u) == kind; });
+  doc.config.set("store_kind", one_kind ? kind : std::string("stores of several kinds"));
   doc.config.set("bam_mover", o.bam_mover);
   doc.config.set("warm", s.warm);
   if (s.wants("async_host_tier") || s.wants("sync_host_tier")) {

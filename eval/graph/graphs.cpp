@@ -546,9 +546,7 @@ int report(const graphs_settings& s, const graphs_plan& p, const graphs_run& run
   result_document doc;
   add_points(doc, p.results);
   doc.set_header("graphs", run.device, argc, argv);
-  doc.config.set("store", p.uri)
-      .set("store_kind",
-           s.store.empty() ? std::string("ram: store (emulated storage in host RAM)") : std::string("user store"));
+  doc.config.set("store", p.uri).set("store_kind", store_kind(p.uri));
   doc.config.set("policy", std::string("clock"))
       .set("ways", std::int64_t{8})
       .set("line_bytes", std::int64_t{block_bytes});

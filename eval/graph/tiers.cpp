@@ -2,9 +2,9 @@
 // cache and smaller than the host tier, the edges read from (one row each):
 //   hbm:                the edge arrays in GPU memory (LMB's Ideal);
 //   three_tiers:        a GPU cache of a quarter of the edges above a host tier that holds them
-//                       all (preloaded), above one emulated SSD (`ram:` with the agile-ssd
-//                       profile);
-//   two_tiers:          the same GPU cache straight above the emulated SSD;
+//                       all (preloaded), above the store: one emulated SSD (`ram:` with the
+//                       agile-ssd profile) unless --store names another (`file:` for real I/O);
+//   two_tiers:          the same GPU cache straight above that store;
 //   ram_store:          the same GPU cache above a `ram:` store without a profile: the edges in
 //                       host memory behind agio's software controller;
 //   managed_host:       CUDA managed memory, preferred location host, accessed by the GPU: the
@@ -52,6 +52,7 @@ struct settings {
   bool bfs_in_step = true;    // the cached rows' BFS keeps a warp's lanes in step (bfs_job)
   int reps = 3;
   std::uint64_t seed = 0;
+  std::string store;  // below the tiers; empty: one emulated SSD
   std::string out_path;
 };
 
@@ -162,8 +163,8 @@ void run_uncached(const context& x, const std::vector<graph_case>& cases, std::u
   rt->stop();
 }
 
-// Three tiers and two over one emulated SSD.
-void run_over_ssd(const context& x, const std::vector<graph_case>& cases, const std::string& uri) {
+// Three tiers and two over the store at `uri`.
+void run_over_store(const context& x, const std::vector<graph_case>& cases, const std::string& uri) {
   auto rt = runtime_with_edges(x.s, uri, cases);
   each_kernel(*rt, x, cases, [&](const graph_case& c, const vertex_arrays& v, kernel k) {
     const std::uint64_t blocks = c.blocks_for(k);
@@ -205,6 +206,7 @@ settings parse(const options& opt) {
   const std::string bfs_lanes = opt.get("bfs-lanes", "in-step");
   s.reps = static_cast<int>(opt.number("reps", 3));
   s.seed = opt.whole<std::uint64_t>("seed", 27491095);  // GAP's default seed, as the graphs benchmark
+  s.store = opt.get("store", "");
   s.out_path = opt.get("out", "results/graph_tiers.json");
   opt.reject_unknown();
   for (const auto& k : kernel_names) s.kernels.push_back(kernel_named(k));
@@ -283,7 +285,7 @@ int graph_tiers_main(int argc, char** argv, int first) {
   for (const auto& name : s.graph_names) cases.push_back(generated_case(name, s.scale, s.edge_factor, s.seed));
   const std::uint64_t blocks = lay_out(cases);
   const std::string ram = ram_uri(blocks * block_bytes);
-  const std::string ssd = ram + "&profile=agile-ssd";
+  const std::string below = s.store.empty() ? ram + "&profile=agile-ssd" : s.store;
 
   runtime_options plain = bench_runtime_options(s.want);
   plain.completion = completion_mode::waiters;
@@ -296,7 +298,7 @@ int graph_tiers_main(int argc, char** argv, int first) {
   std::vector<row> rows;
   const context x{s, threads, bar, rows};
   run_uncached(x, cases, std::move(uncached));
-  run_over_ssd(x, cases, ssd);
+  run_over_store(x, cases, below);
   run_over_ram(x, cases, ram);
 
   const bool all_ok = print(cases, s, rows);
@@ -315,9 +317,8 @@ int graph_tiers_main(int argc, char** argv, int first) {
     doc.points.push_back(o);
   }
   doc.set_header("graph_tiers", device, argc, argv);
-  doc.config.set("ssd_store", ssd)
-      .set("ssd_store_kind", std::string("ram: store with the agile-ssd profile: emulated SSD"));
-  doc.config.set("ram_store", ram).set("ram_store_kind", std::string("ram: store without a profile: emulation"));
+  doc.config.set("store_below_tiers", below).set("store_below_tiers_kind", store_kind(below));
+  doc.config.set("ram_store", ram).set("ram_store_kind", store_kind(ram));
   doc.config.set("policy", std::string("clock")).set("ways", std::int64_t{ways});
   doc.config.set("line_bytes", std::int64_t{block_bytes}).set("gpu_cache_share_of_edges", s.cache_share);
   doc.config.set("bfs_lanes", std::string(s.bfs_in_step ? "in-step" : "free"));

@@ -296,9 +296,7 @@ int overlap_main(int argc, char** argv, int first) {
   rt.free(s.phase_ns);
 
   doc.set_header("overlap", rt.describe(), argc, argv);
-  const bool emulated = store.rfind("ram:", 0) == 0;
-  doc.config.set("store", store)
-      .set("store_kind", std::string(emulated ? "ram: store (emulated storage in host RAM)" : "real I/O"));
+  doc.config.set("store", store).set("store_kind", store_kind(store));
   doc.config.set("threads", std::int64_t{threads}).set("commands_per_round", std::int64_t{commands});
   doc.config.set("rounds", std::int64_t{rounds}).set("io_seconds", io_seconds).set("completion", completion);
   doc.config.set("lanes_per_queue", std::int64_t{ro.lanes_per_queue})

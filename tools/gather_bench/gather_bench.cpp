@@ -104,7 +104,7 @@ int gather_bench_main(int argc, char** argv, int first) {
     doc.points.push_back(o);
   }
   const double mid = median(seconds);
-  const std::string store_kind = emulated ? "ram: store (emulation, host RAM)" : "real I/O";
+  const std::string kind = store_kind(store);
   doc.set_header("gather", rt.describe(), argc, argv);
   doc.config.set("rows", static_cast<std::int64_t>(c.rows)).set("row_bytes", static_cast<std::int64_t>(c.row_bytes));
   doc.config.set("offset", static_cast<std::int64_t>(c.offset));
@@ -112,7 +112,7 @@ int gather_bench_main(int argc, char** argv, int first) {
   doc.config.set("table_bytes", static_cast<std::int64_t>(table_bytes)).set("table_factor", factor);
   doc.config.set("cache_bytes", static_cast<std::int64_t>(c.cache.bytes));
   doc.config.set("line_bytes", std::int64_t{c.cache.line_bytes}).set("ways", std::int64_t{c.cache.ways});
-  doc.config.set("policy", c.policy).set("store", store).set("store_kind", store_kind).set("emulation", emulated);
+  doc.config.set("policy", c.policy).set("store", store).set("store_kind", kind).set("emulation", emulated);
   doc.config.set("completion", completion_name(ro.completion));
   doc.config.set("queue_pairs", std::int64_t{queue_pairs}).set("queue_depth", std::int64_t{queue_depth});
   doc.config.set("threads", std::int64_t{cache::row_job_threads(c.rows, on_gpu(rt))});
@@ -123,7 +123,7 @@ int gather_bench_main(int argc, char** argv, int first) {
   std::printf("gather: %llu random rows of %llu B from a table of %.1f MiB (%gx a %.1f MiB %s cache), %s\n",
               static_cast<unsigned long long>(c.rows), static_cast<unsigned long long>(c.row_bytes),
               static_cast<double>(table_bytes) / (1 << 20), factor, static_cast<double>(c.cache.bytes) / (1 << 20),
-              c.policy.c_str(), store_kind.c_str());
+              c.policy.c_str(), kind.c_str());
   for (const repeat_result& x : results) {
     std::printf("  %8.3f ms  %12.0f rows/s  %7.2f GB/s  hits %llu  misses %llu  hits on busy %llu\n", x.seconds * 1e3,
                 static_cast<double>(c.rows) / x.seconds, static_cast<double>(c.rows * c.row_bytes) / x.seconds / 1e9,

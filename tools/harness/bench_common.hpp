@@ -15,6 +15,7 @@
 #include "agio/portable.hpp"
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
+#include "agio/store/store_uri.hpp"
 #include "harness/backend_option.hpp"
 #include "harness/json.hpp"
 #include "harness/mix.hpp"
@@ -60,6 +61,15 @@ inline std::unique_ptr<runtime> start_runtime(const runtime_options& opt, const 
 }
 inline std::unique_ptr<runtime> start_runtime(backend want, const std::string& uri) {
   return start_runtime(bench_runtime_options(want), uri);
+}
+
+// What figures measured on the store at `uri` are, for results to say beside them: a `ram:`
+// store is emulation (of an SSD when it has a profile), a `file:` store real I/O.
+inline std::string store_kind(const std::string& uri) {
+  const store_spec spec = parse_store_uri(uri);
+  if (spec.what == store_spec::kind::file) return "file: store: real I/O on this machine's storage";
+  return spec.options.profile.any() ? "ram: store with an SSD profile: emulated SSD"
+                                    : "ram: store: emulated storage in host RAM";
 }
 
 inline bool on_gpu(const runtime& rt) { return rt.backend() == backend::gpu; }
