@@ -14,13 +14,19 @@
 //                 agio either; asked for with --modes, never run by default;
 //   async_host_tier, sync_host_tier: async and sync with a host tier of --host-tier-mib below
 //                 the cache (three tiers: cache/host_tier.hpp), empty at the start too; asked
-//                 for with --modes.
+//                 for with --modes;
+//   managed, managed_prefetched, managed_prefetched_capped: the tables in CUDA managed memory
+//                 (baselines/managed_memory.hpp) in host memory, the gather reading rows where
+//                 they lie; or moved back to host memory before each run and prefetched to the
+//                 GPU in it, the move timed; or the same with the GPU memory left to managed
+//                 memory held to the cache's size. No agio; asked for with --modes.
 // Every mode starts from an empty cache and runs the same batches (with --warm, the async and sync
-// modes, tiered or not, run them once untimed first: the steady state of a serving system);
-// every output is compared with the hbm run's.
+// modes, tiered or not, and managed memory read in host memory run them once untimed first: the
+// steady state of a serving system); every output is compared with the hbm run's.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -29,6 +35,7 @@
 #include "baselines/cufile_reader.hpp"
 #include "baselines/double_buffer.hpp"
 #include "baselines/io_model.hpp"
+#include "baselines/managed_memory.hpp"
 #include "dlrm/batch_plan.hpp"
 #include "dlrm/cpu_pipeline.hpp"
 #include "workloads/criteo.hpp"
@@ -267,12 +274,14 @@ struct device_point {
 };
 
 // Runs every batch: the gather of its rows through `rows`, then the network. `after_gather(b)`
-// runs once batch b's gather is queued (the async mode prefetches batch b + 1 there).
+// runs once batch b's gather is queued (the async mode prefetches batch b + 1 there); `start`,
+// timed with the batches, before them.
 template <class Rows, class AfterGather>
 double run_batches(executor& ex, device_point& p, const table_layout& layout, const Rows& rows,
-                   AfterGather&& after_gather) {
+                   AfterGather&& after_gather, const std::function<void()>& start = {}) {
   p.clear_failures();
   return ex.timed([&] {
+    if (start) start();
     for (std::uint32_t b = 0; b < p.batches; ++b) {
       ex.compute(p.lookups, gather_job<Rows>{rows, p.map(b, layout), p.lookups, p.buffers.t, p.failures});
       after_gather(b);
@@ -353,6 +362,16 @@ mode_run run_above_host_tier(executor& ex, runtime& rt, device_point& p, const t
     return run_agio_above_host_tier<cache::admit_on_eviction>(ex, rt, p, layout, model, cache_bytes, s);
   }
   return run_agio_above_host_tier<cache::admit_always>(ex, rt, p, layout, model, cache_bytes, s);
+}
+
+// Writes the tables into `tables` (memory the runtime's threads address) with its threads.
+void fill_tables(executor& ex, runtime& rt, const table_layout& layout, float* tables) {
+  std::uint64_t* first = to_device(rt, layout.first_block);
+  std::uint32_t* v = to_device(rt, layout.vocab);
+  const table_contents contents{first, v, layout.tables(), layout.dim, layout.rows_per_block};
+  run_job(rt, ex.threads_for(1u << 20), table_fill_job{contents, tables, layout.bytes() / sizeof(float)});
+  rt.free(first);
+  rt.free(v);
 }
 
 mode_run run_hbm(executor& ex, device_point& p, const table_layout& layout, const float* tables) {
@@ -470,6 +489,50 @@ mode_run run_cufile(executor& ex, runtime& rt, device_point& p, const table_layo
             p.outputs + std::size_t{b} * p.batch);
   };
   return run_pipelined(ex, p, buffers, read_batch, compute_batch, "cufile mode: gather");
+}
+
+// The managed modes (GPU only; on a runtime without a completion service, since cudaFree waits
+// for every running kernel): the tables written once into managed memory in host memory, then
+// each mode asked for, its runs passed to record(mode, runs).
+void run_managed(executor& ex, runtime& rt, device_point& p, const table_layout& layout, const settings& s,
+                 std::uint64_t cache_bytes,
+                 const std::function<void(const char*, const std::vector<mode_run>&)>& record) {
+  const managed_memory tables(layout.bytes(), true);
+  fill_tables(ex, rt, layout, tables.data<float>());
+  const cudaStream_t stream = ex.compute_stream();
+  const auto to_host = [&] {
+    tables.move_to_host(stream);
+    throw_on_cuda_error(cudaStreamSynchronize(stream), "moving the managed tables to host memory");
+  };
+  to_host();
+  const hbm_rows rows{tables.data<const float>()};
+  const auto finished = [&](double seconds) {
+    mode_run r;
+    r.seconds = seconds;
+    r.failures = p.failed();
+    r.probabilities = p.probabilities();
+    return r;
+  };
+  if (s.wants("managed")) {
+    std::vector<mode_run> runs;
+    for (std::uint32_t k = 0; k < s.reps; ++k) {
+      if (s.warm) run_batches(ex, p, layout, rows, [](std::uint32_t) {});
+      runs.push_back(finished(run_batches(ex, p, layout, rows, [](std::uint32_t) {})));
+    }
+    record("managed", runs);
+  }
+  for (const bool capped : {false, true}) {
+    const char* mode = capped ? "managed_prefetched_capped" : "managed_prefetched";
+    if (!s.wants(mode)) continue;
+    const gpu_memory_cap cap(capped ? cache_bytes : 0);
+    std::vector<mode_run> runs;
+    for (std::uint32_t k = 0; k < s.reps; ++k) {
+      to_host();
+      runs.push_back(finished(run_batches(
+          ex, p, layout, rows, [](std::uint32_t) {}, [&] { tables.move_to_gpu(stream); })));
+    }
+    record(mode, runs);
+  }
 }
 #endif
 
@@ -589,14 +652,7 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
     // The reference's tables in GPU memory, computed where they are used.
     std::fprintf(stderr, "computing the reference's copy of the tables in GPU memory...\n");
     auto* tables = static_cast<float*>(rt->allocate_device(layout.bytes()));
-    {
-      std::uint64_t* first = to_device(*rt, layout.first_block);
-      std::uint32_t* v = to_device(*rt, layout.vocab);
-      const table_contents contents{first, v, layout.tables(), layout.dim, layout.rows_per_block};
-      run_job(*rt, ex.threads_for(1u << 20), table_fill_job{contents, tables, layout.bytes() / sizeof(float)});
-      rt->free(first);
-      rt->free(v);
-    }
+    fill_tables(ex, *rt, layout, tables);
 #if defined(__CUDACC__)
     std::unique_ptr<cpu_pipeline_reader> reader;
     if (s.wants("cpu_pipeline") && ex.gpu() && any_baseline) {
@@ -659,6 +715,21 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
     plain.rt->stop();
   }
 #endif
+#if defined(__CUDACC__)
+  const bool managed = s.wants("managed") || s.wants("managed_prefetched") || s.wants("managed_prefetched_capped");
+  if (managed && want != backend::cpu && any_baseline) {
+    session plain = start_session(want, io_model::bam_style, s, qp, depth, networks);
+    if (plain.ex->gpu()) {
+      for (std::size_t i = 0; i < specs.size(); ++i) {
+        if (!specs[i].with_baselines()) continue;
+        device_point p(*plain.rt, networks[i].first, layout, inputs[i], s.seed);
+        run_managed(*plain.ex, *plain.rt, p, layout, s, specs[i].cache_bytes,
+                    [&](const char* mode, const std::vector<mode_run>& runs) { record(i, mode, runs); });
+      }
+    }
+    plain.rt->stop();
+  }
+#endif
   if (!s.wants("bam_style")) return;
   session bam = start_session(want, io_model::bam_style, s, qp, depth, networks);
   runtime* rt = bam.rt.get();
@@ -692,6 +763,13 @@ std::vector<register_row> dlrm_registers() {
 namespace {
 
 // --- Options, plan, run, report ---------------------------------------------------------------
+
+constexpr const char* known_modes[] = {
+    "async",           "sync",           "bam_style", "cpu_pipeline",       "cufile",
+    "async_host_tier", "sync_host_tier", "managed",   "managed_prefetched", "managed_prefetched_capped"};
+// The modes without agio: they need a GPU and skip the queue sweep.
+constexpr const char* baseline_modes[] = {"cpu_pipeline", "cufile", "managed", "managed_prefetched",
+                                          "managed_prefetched_capped"};
 
 struct dlrm_options {
   settings s;
@@ -752,10 +830,10 @@ dlrm_options parse_options(const options& opt) {
   }
   s.bam_mover = o.bam_mover == "copy_engine" ? data_mover::copy_engine : data_mover::gpu_warps;
   for (const auto& m : s.modes) {
-    if (m != "async" && m != "sync" && m != "bam_style" && m != "cpu_pipeline" && m != "cufile" &&
-        m != "async_host_tier" && m != "sync_host_tier") {
-      throw std::invalid_argument("--modes: unknown mode '" + m +
-                                  "' (async, sync, bam_style, cpu_pipeline, cufile, async_host_tier, sync_host_tier)");
+    if (std::find(std::begin(known_modes), std::end(known_modes), m) == std::end(known_modes)) {
+      std::string names;
+      for (const char* k : known_modes) names += (names.empty() ? "" : ", ") + std::string(k);
+      throw std::invalid_argument("--modes: unknown mode '" + m + "' (" + names + ")");
     }
   }
   if (s.dim == 0 || s.dim * sizeof(float) > block_bytes) {
@@ -814,6 +892,13 @@ dlrm_plan make_plan(dlrm_options& o) {
       s.modes.erase(std::find(s.modes.begin(), s.modes.end(), "cufile"));
     }
   }
+  if (o.want == backend::cpu) {
+    for (const char* m : {"managed", "managed_prefetched", "managed_prefetched_capped"}) {
+      if (!s.wants(m)) continue;
+      std::fprintf(stderr, "dlrm: skipping mode %s: CUDA managed memory needs the GPU backend\n", m);
+      s.modes.erase(std::find(s.modes.begin(), s.modes.end(), m));
+    }
+  }
   return p;
 }
 
@@ -821,7 +906,8 @@ measured run_plan(const dlrm_options& o, const dlrm_plan& p) {
   const settings& s = o.s;
   // Per point: the hbm run and each mode; the baselines without agio need a GPU and skip the
   // queue sweep.
-  const std::size_t baselines = (s.wants("cpu_pipeline") ? 1 : 0) + (s.wants("cufile") ? 1 : 0);
+  const auto baselines = static_cast<std::size_t>(
+      std::count_if(std::begin(baseline_modes), std::end(baseline_modes), [&](const char* m) { return s.wants(m); }));
   std::size_t steps = 0;
   for (const auto& [queues, specs] : p.groups) {
     for (const point_spec& pt : specs) {
@@ -872,6 +958,12 @@ int report(const dlrm_options& o, const dlrm_plan& p, const measured& m, int arg
       const std::string tiered = std::string(mode) + "_host_tier";
       if (t.count(mode) && t.count(tiered)) {
         std::printf("%-10s three tiers / two tiers, %s: %.2f\n", point.c_str(), mode, ratio(tiered.c_str(), mode));
+      }
+      for (const char* managed : {"managed", "managed_prefetched", "managed_prefetched_capped"}) {
+        if (t.count(tiered) && t.count(managed)) {
+          std::printf("%-10s three tiers (%s) / %s: %.2f (target >= 1.5)\n", point.c_str(), mode, managed,
+                      ratio(tiered.c_str(), managed));
+        }
       }
     }
     if (point == "config1" && t.count("async") && t.count("sync") && t.count("bam_style") && t.count("cpu_pipeline")) {

@@ -112,8 +112,9 @@ struct lookup_map {
   }
 };
 
-// Rows straight from blocks in GPU memory: the tables in HBM (the reference), or the blocks a
-// CPU pipeline copied in (there `block_of` is a slot of its staging area).
+// Rows straight from blocks the GPU addresses: the tables in HBM (the reference) or in CUDA
+// managed memory, or the blocks a CPU pipeline copied in (there `block_of` is a slot of its
+// staging area).
 struct hbm_rows {
   const float* blocks;
   AGIO_HD status acquire(std::uint64_t block, std::uint64_t& held) const {

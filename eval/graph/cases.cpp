@@ -7,6 +7,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "baselines/managed_memory.hpp"
 #include "graph/generate.hpp"
 
 namespace agio::bench::graph {
@@ -117,71 +118,26 @@ const char* name_of(managed_placement where) {
 
 namespace {
 
-// Holds the GPU's free memory to `bytes` while it lives, by allocating the rest (0: nothing),
-// so that managed memory has no more of the GPU than a cache of that size.
-class gpu_memory_cap {
- public:
-  explicit gpu_memory_cap(std::size_t bytes) {
-    if (bytes == 0) return;
-    std::size_t free_bytes = 0, total_bytes = 0;
-    throw_on_cuda_error(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    if (free_bytes <= bytes) return;
-    throw_on_cuda_error(cudaMalloc(&held_, free_bytes - bytes), "holding GPU memory back from managed memory");
-  }
-  ~gpu_memory_cap() {
-    if (held_ != nullptr) cudaFree(held_);
-  }
-  gpu_memory_cap(const gpu_memory_cap&) = delete;
-  gpu_memory_cap& operator=(const gpu_memory_cap&) = delete;
-
- private:
-  void* held_ = nullptr;
-};
-
-// A managed allocation of one edge array, its advice given for `where`.
+// A managed copy of one edge array, advised for `where`, written from the host's copy.
 class managed_array {
  public:
-  managed_array(const void* data, std::size_t bytes, managed_placement where) : data_(data), bytes_(bytes) {
-    if (bytes == 0) return;
-    throw_on_cuda_error(cudaMallocManaged(&memory_, bytes), "cudaMallocManaged");
-    if (where == managed_placement::migrate) return;
-    int gpu = 0;
-    throw_on_cuda_error(cudaGetDevice(&gpu), "cudaGetDevice");
-    throw_on_cuda_error(
-        cudaMemAdvise(memory_, bytes, cudaMemAdviseSetPreferredLocation, cudaMemLocation{cudaMemLocationTypeHost, 0}),
-        "cudaMemAdvise (preferred location: host)");
-    throw_on_cuda_error(
-        cudaMemAdvise(memory_, bytes, cudaMemAdviseSetAccessedBy, cudaMemLocation{cudaMemLocationTypeDevice, gpu}),
-        "cudaMemAdvise (accessed by the GPU)");
-    to_device_ = cudaMemLocation{cudaMemLocationTypeDevice, gpu};
-  }
-  ~managed_array() {
-    if (memory_ != nullptr) cudaFree(memory_);
-  }
-  managed_array(const managed_array&) = delete;
-  managed_array& operator=(const managed_array&) = delete;
+  managed_array(const void* data, std::size_t bytes, managed_placement where)
+      : data_(data), memory_(bytes, where != managed_placement::migrate) {}
 
   template <class T>
   const T* data() const {
-    return static_cast<const T*>(memory_);
+    return memory_.data<const T>();
   }
   // Written from the host: the pages are (back) in host memory.
   void fill() const {
-    if (memory_ != nullptr) std::memcpy(memory_, data_, bytes_);
+    if (memory_.bytes() != 0) std::memcpy(memory_.data<void>(), data_, memory_.bytes());
   }
-  void move(cudaMemLocation to, cudaStream_t stream) const {
-    if (memory_ != nullptr) {
-      throw_on_cuda_error(cudaMemPrefetchAsync(memory_, bytes_, to, 0, stream), "cudaMemPrefetchAsync");
-    }
-  }
-  void move_to_gpu(cudaStream_t stream) const { move(to_device_, stream); }
-  void move_to_host(cudaStream_t stream) const { move(cudaMemLocation{cudaMemLocationTypeHost, 0}, stream); }
+  void move_to_gpu(cudaStream_t stream) const { memory_.move_to_gpu(stream); }
+  void move_to_host(cudaStream_t stream) const { memory_.move_to_host(stream); }
 
  private:
   const void* data_;
-  std::size_t bytes_;
-  void* memory_ = nullptr;
-  cudaMemLocation to_device_{};
+  managed_memory memory_;
 };
 
 }  // namespace
