@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
       {"dlrm",
        common + " [--configs 1,2,3] [--batch N] [--batches N] [--reps R]\n"
                 "       [--modes async,sync,bam_style,cpu_pipeline[,cufile,async_host_tier,sync_host_tier,\n"
-                "                managed,managed_prefetched,managed_prefetched_capped]]\n"
+                "                async_host_tier_direct,sync_host_tier_direct,managed,managed_prefetched,\n"
+                "                managed_prefetched_capped]]\n"
                 "       [--experiments configs,batch,queues,cache] [--batch-sizes ...] [--queue-pair-sweep ...]\n"
                 "       [--cache-mib-sweep ...] [--cache-mib M] [--host-tier-mib M] [--host-tier-latency-ns N]\n"
                 "       [--host-tier-admission always|on_reuse|on_eviction] [--warm]\n"

@@ -36,7 +36,7 @@ VALS = f"graph::cached_source<float, clock, {SERVICE_IO}>"
 # (the kernel as Figure 12 names it, its job type without namespaces, blocks per SM it keeps)
 BUDGETS = [
     ("DLRM gather", f"dlrm::gather_job<dlrm::cached_rows<{CACHE}>>", 4),
-    ("DLRM prefetch", f"dlrm::prefetch_job<{CACHE}>", 4),
+    ("DLRM prefetch", f"dlrm::prefetch_job<{CACHE}, false>", 4),
     ("BFS", f"graph::bfs_job<{COLS}, false>", 3),
     ("SpMV", f"graph::spmv_job<{COLS}, {VALS}>", 2),
     ("CC", f"graph::cc_job<{COLS}>", 2),

@@ -14,7 +14,9 @@
 //                 agio either; asked for with --modes, never run by default;
 //   async_host_tier, sync_host_tier: async and sync with a host tier of --host-tier-mib below
 //                 the cache (three tiers: cache/host_tier.hpp), empty at the start too; asked
-//                 for with --modes;
+//                 for with --modes; async_host_tier_direct, sync_host_tier_direct: the same, a
+//                 row the GPU cache misses and the tier holds read where it lies in the tier
+//                 (embedding.hpp, tier_direct_rows) rather than its line copied up;
 //   managed, managed_prefetched, managed_prefetched_capped: the tables in CUDA managed memory
 //                 (baselines/managed_memory.hpp) in host memory, the gather reading rows where
 //                 they lie; or moved back to host memory before each run and prefetched to the
@@ -297,15 +299,14 @@ struct mode_run {
   std::uint32_t failures = 0;
   double hit_rate = -1;
   double host_tier_hit_rate = -1;
+  std::int64_t tier_direct_reads = -1;  // the *_host_tier_direct modes: rows read in the tier
 };
 
-// One run of an agio mode through `cache`, empty at the start (`warm`: after an untimed run).
-template <class Cache>
-mode_run run_through(executor& ex, runtime& rt, device_point& p, const table_layout& layout, io_model model,
-                     Cache& cache, bool warm) {
-  using handle = typename Cache::handle;
-  const striping stripes{static_cast<std::uint32_t>(rt.devices().size())};
-  const cached_rows<handle> rows{cache.device(), stripes};
+// One run of an agio mode through `cache`, empty at the start (`warm`: after an untimed run),
+// reading rows through `rows` and prefetching (async) with the jobs `prefetch_of(map)` makes.
+template <class Cache, class Rows, class PrefetchOf>
+mode_run run_rows(executor& ex, runtime& rt, device_point& p, const table_layout& layout, io_model model, Cache& cache,
+                  const Rows& rows, PrefetchOf&& prefetch_of, bool warm) {
   mode_run r;
   // Async: batch b + 1's blocks are prefetched on the I/O stream once batch b's rows are
   // gathered, so they travel while batch b computes. (Batch 0 has nothing to hide behind.) A
@@ -316,7 +317,7 @@ mode_run run_through(executor& ex, runtime& rt, device_point& p, const table_lay
   const bool batch_fits = std::uint64_t{p.lookups} * 2 <= cache.line_count();
   const auto prefetch = [&](std::uint32_t b) {
     if (model != io_model::async || !batch_fits || b + 1 >= p.batches) return;
-    ex.io(p.lookups, prefetch_job<handle>{cache.device(), stripes, p.map(b + 1, layout), p.lookups, p.failures});
+    ex.io(p.lookups, prefetch_of(p.map(b + 1, layout)));
   };
   // Warm: the batches once untimed first, so that the timed run starts from what the stream
   // left in the caches (a serving system's steady state) rather than from empty caches.
@@ -329,6 +330,20 @@ mode_run run_through(executor& ex, runtime& rt, device_point& p, const table_lay
   return r;
 }
 
+// The same with every row through the cache (cached_rows, prefetch_job).
+template <class Cache>
+mode_run run_through(executor& ex, runtime& rt, device_point& p, const table_layout& layout, io_model model,
+                     Cache& cache, bool warm) {
+  using handle = typename Cache::handle;
+  const striping stripes{static_cast<std::uint32_t>(rt.devices().size())};
+  return run_rows(
+      ex, rt, p, layout, model, cache, cached_rows<handle>{cache.device(), stripes},
+      [&](const lookup_map& map) {
+        return prefetch_job<handle>{cache.device(), stripes, map, p.lookups, p.failures};
+      },
+      warm);
+}
+
 // From an empty cache of `cache_bytes`; IO is waiting_io_handle for the BaM-style model,
 // controller otherwise.
 template <class IO>
@@ -338,30 +353,53 @@ mode_run run_agio(executor& ex, runtime& rt, device_point& p, const table_layout
   return run_through(ex, rt, p, layout, model, cache, warm);
 }
 
-// The same above an empty host tier of `s.host_tier_bytes`, admitting blocks by `Admission`.
+// The same above an empty host tier of `s.host_tier_bytes`, admitting blocks by `Admission`;
+// `direct`: rows the GPU cache misses and the tier holds read in the tier (tier_direct_rows).
 template <class Admission>
 mode_run run_agio_above_host_tier(executor& ex, runtime& rt, device_point& p, const table_layout& layout,
-                                  io_model model, std::uint64_t cache_bytes, const settings& s) {
+                                  io_model model, std::uint64_t cache_bytes, const settings& s, bool direct) {
   cache_options below{s.host_tier_bytes, block_bytes, 8};
   below.memory = cache_memory::host;
   cache_for<io_handle> tier(rt, below);
   tiered_cache<Admission> cache(rt, tier, cache_options{cache_bytes, block_bytes, 8},
                                 host_tier_options{s.host_tier_latency_ns});
-  mode_run r = run_through(ex, rt, p, layout, model, cache, s.warm);
-  r.host_tier_hit_rate = tier.counters().share_served(cache.counters().misses);
+  if (!direct) {
+    mode_run r = run_through(ex, rt, p, layout, model, cache, s.warm);
+    r.host_tier_hit_rate = tier.counters().share_served(cache.counters().misses);
+    return r;
+  }
+  using handle = typename tiered_cache<Admission>::handle;
+  const striping stripes{static_cast<std::uint32_t>(rt.devices().size())};
+  std::uint32_t* direct_reads = to_device(rt, std::vector<std::uint32_t>{0});
+  const std::vector<std::uint64_t> no_tags(cache.line_count(), cache::no_tag);
+  std::uint64_t* seen = to_device(rt, no_tags);
+  cache::admit_on_reuse promote;
+  promote.uses(seen, no_tags.size());
+  mode_run r = run_rows(
+      ex, rt, p, layout, model, cache, tier_direct_rows<handle>{cache.device(), stripes, promote, direct_reads},
+      [&](const lookup_map& map) {
+        return prefetch_job<handle, true>{cache.device(), stripes, map, p.lookups, p.failures};
+      },
+      s.warm);
+  r.tier_direct_reads = to_host(rt, direct_reads, 1).front();  // the untimed run's too
+  rt.free(direct_reads);
+  rt.free(seen);
+  // A row read in the tier missed the GPU cache, which counted no miss for it.
+  const cache_counters c = cache.counters();
+  r.hit_rate = static_cast<double>(c.hits) / static_cast<double>(c.hits + c.misses + r.tier_direct_reads);
   return r;
 }
 
 // The same with the admission policy that s.host_tier_admission names.
 mode_run run_above_host_tier(executor& ex, runtime& rt, device_point& p, const table_layout& layout, io_model model,
-                             std::uint64_t cache_bytes, const settings& s) {
+                             std::uint64_t cache_bytes, const settings& s, bool direct) {
   if (s.host_tier_admission == "on_reuse") {
-    return run_agio_above_host_tier<cache::admit_on_reuse>(ex, rt, p, layout, model, cache_bytes, s);
+    return run_agio_above_host_tier<cache::admit_on_reuse>(ex, rt, p, layout, model, cache_bytes, s, direct);
   }
   if (s.host_tier_admission == "on_eviction") {
-    return run_agio_above_host_tier<cache::admit_on_eviction>(ex, rt, p, layout, model, cache_bytes, s);
+    return run_agio_above_host_tier<cache::admit_on_eviction>(ex, rt, p, layout, model, cache_bytes, s, direct);
   }
-  return run_agio_above_host_tier<cache::admit_always>(ex, rt, p, layout, model, cache_bytes, s);
+  return run_agio_above_host_tier<cache::admit_always>(ex, rt, p, layout, model, cache_bytes, s, direct);
 }
 
 // Writes the tables into `tables` (memory the runtime's threads address) with its threads.
@@ -567,6 +605,7 @@ struct point_result {
   bool verified = false;
   double hit_rate = -1;
   double host_tier_hit_rate = -1;
+  std::int64_t tier_direct_reads = -1;  // the *_host_tier_direct modes: rows read in the tier
 };
 
 // Writes the tables, striped, to the devices of a started runtime.
@@ -637,6 +676,7 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
       }
       r.hit_rate = m.hit_rate;
       r.host_tier_hit_rate = m.host_tier_hit_rate;
+      r.tier_direct_reads = m.tier_direct_reads;
     }
     r.verified = r.verified && r.max_error <= 1e-5;
     r.seconds = median(times);
@@ -673,11 +713,12 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
             runs.push_back(run_agio<io_handle>(ex, *rt, p, layout, m, specs[i].cache_bytes, s.warm));
           record(i, name_of(m), runs);
         }
-        const std::string tiered = std::string(name_of(m)) + "_host_tier";
-        if (s.wants(tiered)) {
+        for (const bool direct : {false, true}) {
+          const std::string tiered = std::string(name_of(m)) + (direct ? "_host_tier_direct" : "_host_tier");
+          if (!s.wants(tiered)) continue;
           std::vector<mode_run> runs;
           for (std::uint32_t k = 0; k < s.reps; ++k)
-            runs.push_back(run_above_host_tier(ex, *rt, p, layout, m, specs[i].cache_bytes, s));
+            runs.push_back(run_above_host_tier(ex, *rt, p, layout, m, specs[i].cache_bytes, s, direct));
           record(i, tiered, runs);
         }
       }
@@ -764,9 +805,18 @@ namespace {
 
 // --- Options, plan, run, report ---------------------------------------------------------------
 
-constexpr const char* known_modes[] = {
-    "async",           "sync",           "bam_style", "cpu_pipeline",       "cufile",
-    "async_host_tier", "sync_host_tier", "managed",   "managed_prefetched", "managed_prefetched_capped"};
+constexpr const char* known_modes[] = {"async",
+                                       "sync",
+                                       "bam_style",
+                                       "cpu_pipeline",
+                                       "cufile",
+                                       "async_host_tier",
+                                       "sync_host_tier",
+                                       "async_host_tier_direct",
+                                       "sync_host_tier_direct",
+                                       "managed",
+                                       "managed_prefetched",
+                                       "managed_prefetched_capped"};
 // The modes without agio: they need a GPU and skip the queue sweep.
 constexpr const char* baseline_modes[] = {"cpu_pipeline", "cufile", "managed", "managed_prefetched",
                                           "managed_prefetched_capped"};
@@ -940,6 +990,7 @@ int report(const dlrm_options& o, const dlrm_plan& p, const measured& m, int arg
     j.set("seconds", r.seconds).set("max_error", r.max_error).set("verified", r.verified);
     if (r.hit_rate >= 0) j.set("hit_rate", r.hit_rate);
     if (r.host_tier_hit_rate >= 0) j.set("host_tier_hit_rate", r.host_tier_hit_rate);
+    if (r.tier_direct_reads >= 0) j.set("rows_read_in_host_tier", r.tier_direct_reads);
     doc.points.push_back(j);
   }
   const bool cufile = s.wants("cufile");  // a column only where asked for and runnable
@@ -955,14 +1006,17 @@ int report(const dlrm_options& o, const dlrm_plan& p, const measured& m, int arg
     if (cufile) std::printf(" %14.2f", ratio("async", "cufile"));
     std::printf("\n");
     for (const char* mode : {"async", "sync"}) {
-      const std::string tiered = std::string(mode) + "_host_tier";
-      if (t.count(mode) && t.count(tiered)) {
-        std::printf("%-10s three tiers / two tiers, %s: %.2f\n", point.c_str(), mode, ratio(tiered.c_str(), mode));
-      }
-      for (const char* managed : {"managed", "managed_prefetched", "managed_prefetched_capped"}) {
-        if (t.count(tiered) && t.count(managed)) {
-          std::printf("%-10s three tiers (%s) / %s: %.2f (target >= 1.5)\n", point.c_str(), mode, managed,
-                      ratio(tiered.c_str(), managed));
+      for (const char* rows : {"", "_direct"}) {
+        const std::string tiered = std::string(mode) + "_host_tier" + rows;
+        if (t.count(mode) && t.count(tiered)) {
+          std::printf("%-10s three tiers%s / two tiers, %s: %.2f (target >= 2)\n", point.c_str(), rows, mode,
+                      ratio(tiered.c_str(), mode));
+        }
+        for (const char* managed : {"managed", "managed_prefetched", "managed_prefetched_capped"}) {
+          if (t.count(tiered) && t.count(managed)) {
+            std::printf("%-10s three tiers%s (%s) / %s: %.2f (target >= 1.5)\n", point.c_str(), rows, mode, managed,
+                        ratio(tiered.c_str(), managed));
+          }
         }
       }
     }
@@ -989,7 +1043,8 @@ int report(const dlrm_options& o, const dlrm_plan& p, const measured& m, int arg
   doc.config.set("store_kind", one_kind ? kind : std::string("stores of several kinds"));
   doc.config.set("bam_mover", o.bam_mover);
   doc.config.set("warm", s.warm);
-  if (s.wants("async_host_tier") || s.wants("sync_host_tier")) {
+  if (s.wants("async_host_tier") || s.wants("sync_host_tier") || s.wants("async_host_tier_direct") ||
+      s.wants("sync_host_tier_direct")) {
     doc.config.set("host_tier_bytes", static_cast<std::int64_t>(s.host_tier_bytes))
         .set("host_tier_latency_ns", std::int64_t{s.host_tier_latency_ns})
         .set("host_tier_admission", s.host_tier_admission);

@@ -144,6 +144,58 @@ struct cached_rows {
   AGIO_HD void release(std::uint64_t held) const { cache.unpin(static_cast<std::uint32_t>(held)); }
 };
 
+// Rows through a GPU cache above a host tier (`Handle`: the GPU cache's handle, its I/O a
+// cache::tiered_io), where a row the GPU cache misses and the tier holds is read where it lies in
+// the tier's host memory: its bytes cross PCIe with no GPU line filled, as managed memory reads a
+// row, instead of the whole 4 KiB line copied up by the few lanes that missed. A block missed
+// again while its first such read is remembered (the host tier's admit_on_reuse: a table of as
+// many tags as the GPU cache has lines) comes up into the GPU cache, so that reused rows still
+// get there; a block neither holds is filled as by cached_rows (through the tier). For
+// read-only tables only: a row read from the tier does not see a newer copy the GPU cache may
+// come to hold meanwhile.
+template <class Handle>
+struct tier_direct_rows {
+  using tier_handle = typename Handle::io_type::tier_handle;
+  Handle cache;
+  striping stripes;
+  cache::admit_on_reuse promote;  // which blocks come up into the GPU cache
+  std::uint32_t* direct_reads;    // rows read from the tier where they lie (device memory)
+  static constexpr std::uint64_t in_tier = std::uint64_t{1} << 63;  // `held` names a tier line
+  AGIO_HD status acquire(std::uint64_t block, std::uint64_t& held) const {
+    const std::uint32_t dev = stripes.device_of(block);
+    const std::uint64_t on_device = stripes.block_on_device(block);
+    std::uint32_t line = cache::no_line;
+    if (cache.acquire_present(dev, on_device, line) == Handle::presence::pinned) {
+      held = line;
+      return {outcome::success, 0};
+    }
+    if (cache.io.tier.acquire_present(dev, on_device, line) == tier_handle::presence::pinned) {
+      if (!promote.admit(cache::block_tag(dev, on_device))) {
+        portable::fetch_add<portable::scope::device>(*direct_reads, 1u, portable::relaxed);
+        held = in_tier | line;
+        return {outcome::success, 0};
+      }
+      cache.io.tier.unpin(line);  // its line comes up through the GPU cache's miss
+    }
+    const status s = cache.acquire_line(dev, on_device, line, deadline::after_ns(cache.wait_timeout_ns));
+    held = line;
+    return s;
+  }
+  AGIO_HD const float* data(std::uint64_t held) const {
+    const auto line = static_cast<std::uint32_t>(held);
+    return reinterpret_cast<const float*>((held & in_tier) != 0 ? cache.io.tier.line_data(line)
+                                                                : cache.line_data(line));
+  }
+  AGIO_HD void release(std::uint64_t held) const {
+    const auto line = static_cast<std::uint32_t>(held);
+    if ((held & in_tier) != 0) {
+      cache.io.tier.unpin(line);
+    } else {
+      cache.unpin(line);
+    }
+  }
+};
+
 // Copies every lookup's row into T, one lookup per thread at a time: pin, copy, unpin. A
 // thread never holds a pin while it waits for anything, so however small the cache (or full a
 // set) the gather cannot deadlock; a warp-cooperative copy would have every lane hold its pin
@@ -182,8 +234,10 @@ struct gather_job {
 };
 
 // Starts loading every block a batch looks up into the cache and returns without waiting
-// (AGILE's async model: the rows travel while the previous batch computes).
-template <class Handle>
+// (AGILE's async model: the rows travel while the previous batch computes). With `past_tier`
+// (for tier_direct_rows), only the blocks the host tier below does not hold: rows of the others
+// are read there, where they lie.
+template <class Handle, bool past_tier = false>
 struct prefetch_job {
   Handle cache;
   striping stripes;
@@ -193,7 +247,17 @@ struct prefetch_job {
   AGIO_HD void operator()(std::uint32_t t, std::uint32_t threads) const {
     for (std::uint32_t i = t; i < lookups; i += threads) {
       const std::uint64_t g = map.block_of(i);
-      if (!cache.prefetch(stripes.device_of(g), stripes.block_on_device(g)).ok()) {
+      const std::uint32_t dev = stripes.device_of(g);
+      const std::uint64_t on_device = stripes.block_on_device(g);
+      if constexpr (past_tier) {
+        using tier_handle = typename Handle::io_type::tier_handle;
+        std::uint32_t line = cache::no_line;
+        if (cache.io.tier.acquire_present(dev, on_device, line) == tier_handle::presence::pinned) {
+          cache.io.tier.unpin(line);
+          continue;
+        }
+      }
+      if (!cache.prefetch(dev, on_device).ok()) {
         portable::fetch_add<portable::scope::device>(*failures, 1u, portable::relaxed);
       }
     }
