@@ -185,6 +185,9 @@ struct settings {
   bool wants(const std::string& mode) const { return std::find(modes.begin(), modes.end(), mode) != modes.end(); }
 };
 
+// The modes that read the tables from CUDA managed memory (run_managed).
+constexpr const char* managed_modes[] = {"managed", "managed_prefetched", "managed_prefetched_capped"};
+
 // The batches' inputs on the host: dense features (13 per sample) and lookups (26 per sample).
 struct batch_inputs {
   std::uint32_t batch = 0, batches = 0;
@@ -757,7 +760,8 @@ void run_points(const settings& s, backend want, const std::vector<point_spec>& 
   }
 #endif
 #if defined(__CUDACC__)
-  const bool managed = s.wants("managed") || s.wants("managed_prefetched") || s.wants("managed_prefetched_capped");
+  const bool managed =
+      std::any_of(std::begin(managed_modes), std::end(managed_modes), [&](const char* m) { return s.wants(m); });
   if (managed && want != backend::cpu && any_baseline) {
     session plain = start_session(want, io_model::bam_style, s, qp, depth, networks);
     if (plain.ex->gpu()) {
@@ -943,7 +947,7 @@ dlrm_plan make_plan(dlrm_options& o) {
     }
   }
   if (o.want == backend::cpu) {
-    for (const char* m : {"managed", "managed_prefetched", "managed_prefetched_capped"}) {
+    for (const char* m : managed_modes) {
       if (!s.wants(m)) continue;
       std::fprintf(stderr, "dlrm: skipping mode %s: CUDA managed memory needs the GPU backend\n", m);
       s.modes.erase(std::find(s.modes.begin(), s.modes.end(), m));
@@ -1012,7 +1016,7 @@ int report(const dlrm_options& o, const dlrm_plan& p, const measured& m, int arg
           std::printf("%-10s three tiers%s / two tiers, %s: %.2f (target >= 2)\n", point.c_str(), rows, mode,
                       ratio(tiered.c_str(), mode));
         }
-        for (const char* managed : {"managed", "managed_prefetched", "managed_prefetched_capped"}) {
+        for (const char* managed : managed_modes) {
           if (t.count(tiered) && t.count(managed)) {
             std::printf("%-10s three tiers%s (%s) / %s: %.2f (target >= 1.5)\n", point.c_str(), rows, mode, managed,
                         ratio(tiered.c_str(), managed));
