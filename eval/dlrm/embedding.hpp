@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agio/cache/cache.hpp"
+#include "agio/cache/host_tier.hpp"
 #include "agio/portable.hpp"
 #include "baselines/block_reader.hpp"
 #include "harness/bench_common.hpp"
