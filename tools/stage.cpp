@@ -23,6 +23,7 @@
 #include "agio/portable.hpp"
 #include "agio/runtime/launch.hpp"
 #include "agio/runtime/runtime.hpp"
+#include "agio/store/store_uri.hpp"
 #include "harness/backend_option.hpp"
 #include "harness/options.hpp"
 #include "harness/progress.hpp"
@@ -155,19 +156,15 @@ npy_header npy_file_header(const std::string& path) {
 // A file: URI without create= whose file is missing or smaller than `bytes` gets create=bytes,
 // so that staging creates or extends it; any other URI stays as it is.
 std::string sized_store(const std::string& uri, std::uint64_t bytes) {
-  if (uri.rfind("file:", 0) != 0) return uri;
-  const std::size_t query = uri.find('?');
-  const std::string path = uri.substr(5, query == std::string::npos ? std::string::npos : query - 5);
-  const bool creates = query != std::string::npos &&
-                       (uri.compare(query + 1, 7, "create=") == 0 || uri.find("&create=", query) != std::string::npos);
-  if (creates) return uri;
+  const store_spec spec = parse_store_uri(uri);
+  if (spec.what != store_spec::kind::file || spec.options.create_bytes) return uri;
   std::error_code error;
-  const auto status = std::filesystem::status(path, error);
+  const auto status = std::filesystem::status(spec.path, error);
   if (std::filesystem::exists(status) &&
-      (!std::filesystem::is_regular_file(status) || std::filesystem::file_size(path) >= bytes)) {
+      (!std::filesystem::is_regular_file(status) || std::filesystem::file_size(spec.path) >= bytes)) {
     return uri;
   }
-  return uri + (query == std::string::npos ? "?" : "&") + "create=" + std::to_string(bytes);
+  return uri + (uri.find('?') == std::string::npos ? "?" : "&") + "create=" + std::to_string(bytes);
 }
 
 // Writes `source` into the store from byte `offset` on, reading each window back when `verify`.

@@ -305,12 +305,20 @@ struct mode_run {
   std::int64_t tier_direct_reads = -1;  // the *_host_tier_direct modes: rows read in the tier
 };
 
+// A run that took `seconds`, with what it left in `p`: its failures and its outputs.
+mode_run finished_run(const device_point& p, double seconds) {
+  mode_run r;
+  r.seconds = seconds;
+  r.failures = p.failed();
+  r.probabilities = p.probabilities();
+  return r;
+}
+
 // One run of an agio mode through `cache`, empty at the start (`warm`: after an untimed run),
 // reading rows through `rows` and prefetching (async) with the jobs `prefetch_of(map)` makes.
 template <class Cache, class Rows, class PrefetchOf>
 mode_run run_rows(executor& ex, runtime& rt, device_point& p, const table_layout& layout, io_model model, Cache& cache,
                   const Rows& rows, PrefetchOf&& prefetch_of, bool warm) {
-  mode_run r;
   // Async: batch b + 1's blocks are prefetched on the I/O stream once batch b's rows are
   // gathered, so they travel while batch b computes. (Batch 0 has nothing to hide behind.) A
   // batch whose lookups could fill more than half the cache is not prefetched: its prefetched
@@ -325,10 +333,9 @@ mode_run run_rows(executor& ex, runtime& rt, device_point& p, const table_layout
   // Warm: the batches once untimed first, so that the timed run starts from what the stream
   // left in the caches (a serving system's steady state) rather than from empty caches.
   if (warm) run_batches(ex, p, layout, rows, prefetch);
-  r.seconds = run_batches(ex, p, layout, rows, prefetch);
+  const double seconds = run_batches(ex, p, layout, rows, prefetch);
   rt.check();
-  r.failures = p.failed();
-  r.probabilities = p.probabilities();
+  mode_run r = finished_run(p, seconds);
   r.hit_rate = cache.counters().hit_rate();
   return r;
 }
@@ -379,7 +386,7 @@ mode_run run_agio_above_host_tier(executor& ex, runtime& rt, device_point& p, co
   cache::admit_on_reuse promote;
   promote.uses(seen, no_tags.size());
   mode_run r = run_rows(
-      ex, rt, p, layout, model, cache, tier_direct_rows<handle>{cache.device(), stripes, promote, direct_reads},
+      ex, rt, p, layout, model, cache, tier_direct_rows<handle>{{cache.device(), stripes}, promote, direct_reads},
       [&](const lookup_map& map) {
         return prefetch_job<handle, true>{cache.device(), stripes, map, p.lookups, p.failures};
       },
@@ -416,11 +423,7 @@ void fill_tables(executor& ex, runtime& rt, const table_layout& layout, float* t
 }
 
 mode_run run_hbm(executor& ex, device_point& p, const table_layout& layout, const float* tables) {
-  mode_run r;
-  r.seconds = run_batches(ex, p, layout, hbm_rows{tables}, [](std::uint32_t) {});
-  r.failures = p.failed();
-  r.probabilities = p.probabilities();
-  return r;
+  return finished_run(p, run_batches(ex, p, layout, hbm_rows{tables}, [](std::uint32_t) {}));
 }
 
 #if defined(__CUDACC__)
@@ -463,13 +466,9 @@ void gather_rows(executor& ex, device_point& p, const table_layout& layout, cons
 template <class Read, class Compute>
 mode_run run_pipelined(executor& ex, device_point& p, double_buffer<batch_set>& buffers, const Read& read_batch,
                        const Compute& compute_batch, const char* what) {
-  mode_run r;
   p.clear_failures();
   read_batch(0, buffers.refill(0, what));
-  r.seconds = ex.timed([&] { buffers.run(p.batches, compute_batch, read_batch, what); });
-  r.failures = p.failed();
-  r.probabilities = p.probabilities();
-  return r;
+  return finished_run(p, ex.timed([&] { buffers.run(p.batches, compute_batch, read_batch, what); }));
 }
 
 // The CPU-driven pipeline (GPU only): the host reads batch b + 1 while the GPU works on b.
@@ -547,18 +546,11 @@ void run_managed(executor& ex, runtime& rt, device_point& p, const table_layout&
   };
   to_host();
   const hbm_rows rows{tables.data<const float>()};
-  const auto finished = [&](double seconds) {
-    mode_run r;
-    r.seconds = seconds;
-    r.failures = p.failed();
-    r.probabilities = p.probabilities();
-    return r;
-  };
   if (s.wants("managed")) {
     std::vector<mode_run> runs;
     for (std::uint32_t k = 0; k < s.reps; ++k) {
       if (s.warm) run_batches(ex, p, layout, rows, [](std::uint32_t) {});
-      runs.push_back(finished(run_batches(ex, p, layout, rows, [](std::uint32_t) {})));
+      runs.push_back(finished_run(p, run_batches(ex, p, layout, rows, [](std::uint32_t) {})));
     }
     record("managed", runs);
   }
@@ -569,8 +561,9 @@ void run_managed(executor& ex, runtime& rt, device_point& p, const table_layout&
     std::vector<mode_run> runs;
     for (std::uint32_t k = 0; k < s.reps; ++k) {
       to_host();
-      runs.push_back(finished(run_batches(
-          ex, p, layout, rows, [](std::uint32_t) {}, [&] { tables.move_to_gpu(stream); })));
+      runs.push_back(
+          finished_run(p, run_batches(
+                              ex, p, layout, rows, [](std::uint32_t) {}, [&] { tables.move_to_gpu(stream); })));
     }
     record(mode, runs);
   }

@@ -157,42 +157,38 @@ struct cached_rows {
 template <class Handle>
 struct tier_direct_rows {
   using tier_handle = typename Handle::io_type::tier_handle;
-  Handle cache;
-  striping stripes;
-  cache::admit_on_reuse promote;  // which blocks come up into the GPU cache
-  std::uint32_t* direct_reads;    // rows read from the tier where they lie (device memory)
+  cached_rows<Handle> through_cache;  // a GPU-cache hit, and a block the tier does not hold
+  cache::admit_on_reuse promote;      // which blocks come up into the GPU cache
+  std::uint32_t* direct_reads;        // rows read from the tier where they lie (device memory)
   static constexpr std::uint64_t in_tier = std::uint64_t{1} << 63;  // `held` names a tier line
   AGIO_HD status acquire(std::uint64_t block, std::uint64_t& held) const {
-    const std::uint32_t dev = stripes.device_of(block);
-    const std::uint64_t on_device = stripes.block_on_device(block);
+    const Handle& gpu = through_cache.cache;
+    const std::uint32_t dev = through_cache.stripes.device_of(block);
+    const std::uint64_t on_device = through_cache.stripes.block_on_device(block);
     std::uint32_t line = cache::no_line;
-    if (cache.acquire_present(dev, on_device, line) == Handle::presence::pinned) {
+    if (gpu.acquire_present(dev, on_device, line) == Handle::presence::pinned) {
       held = line;
       return {outcome::success, 0};
     }
-    if (cache.io.tier.acquire_present(dev, on_device, line) == tier_handle::presence::pinned) {
+    if (gpu.io.tier.acquire_present(dev, on_device, line) == tier_handle::presence::pinned) {
       if (!promote.admit(cache::block_tag(dev, on_device))) {
         portable::fetch_add<portable::scope::device>(*direct_reads, 1u, portable::relaxed);
         held = in_tier | line;
         return {outcome::success, 0};
       }
-      cache.io.tier.unpin(line);  // its line comes up through the GPU cache's miss
+      gpu.io.tier.unpin(line);  // its line comes up through the GPU cache's miss
     }
-    const status s = cache.acquire_line(dev, on_device, line, deadline::after_ns(cache.wait_timeout_ns));
-    held = line;
-    return s;
+    return through_cache.acquire(block, held);
   }
   AGIO_HD const float* data(std::uint64_t held) const {
-    const auto line = static_cast<std::uint32_t>(held);
-    return reinterpret_cast<const float*>((held & in_tier) != 0 ? cache.io.tier.line_data(line)
-                                                                : cache.line_data(line));
+    if ((held & in_tier) == 0) return through_cache.data(held);
+    return reinterpret_cast<const float*>(through_cache.cache.io.tier.line_data(static_cast<std::uint32_t>(held)));
   }
   AGIO_HD void release(std::uint64_t held) const {
-    const auto line = static_cast<std::uint32_t>(held);
-    if ((held & in_tier) != 0) {
-      cache.io.tier.unpin(line);
+    if ((held & in_tier) == 0) {
+      through_cache.release(held);
     } else {
-      cache.unpin(line);
+      through_cache.cache.io.tier.unpin(static_cast<std::uint32_t>(held));
     }
   }
 };
