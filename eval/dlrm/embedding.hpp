@@ -246,13 +246,10 @@ struct prefetch_job {
       const std::uint64_t g = map.block_of(i);
       const std::uint32_t dev = stripes.device_of(g);
       const std::uint64_t on_device = stripes.block_on_device(g);
+      // A hint suffices to skip a block: one the tier gives up meanwhile is read from storage by
+      // the gather that needs it.
       if constexpr (past_tier) {
-        using tier_handle = typename Handle::io_type::tier_handle;
-        std::uint32_t line = cache::no_line;
-        if (cache.io.tier.acquire_present(dev, on_device, line) == tier_handle::presence::pinned) {
-          cache.io.tier.unpin(line);
-          continue;
-        }
+        if (cache.io.tier.holds(dev, on_device)) continue;
       }
       if (!cache.prefetch(dev, on_device).ok()) {
         portable::fetch_add<portable::scope::device>(*failures, 1u, portable::relaxed);

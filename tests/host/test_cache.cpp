@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <thread>
 
 #include "agio/cache/policies/clock.hpp"
 #include "agio/cache/policies/direct_mapped.hpp"
@@ -47,6 +48,30 @@ TEST(Cache, PrefetchedLineEvictedBeforeUseIsReadAgain) {
   const auto c = cache.counters();
   EXPECT_EQ(c.misses, 3u);
   EXPECT_EQ(c.evictions, 2u);
+}
+
+// holds() finds a block with its data and takes no pin doing so; a block no line holds, or whose
+// fill failed, it does not find.
+TEST(Cache, HoldsFindsABlockWithItsDataAndPinsNothing) {
+  runtime rt(cpu_options());
+  rt.attach(device_options{"ram:64K?lba=4096", 1, 8});
+  rt.start();
+  software_cache<cache::clock> cache(rt, {4 * 4096, 4096, 2});
+  const auto& dev = cache.device();
+  EXPECT_FALSE(dev.holds(0, 3));
+  cache.preload(0, 3, 1);
+  EXPECT_TRUE(dev.holds(0, 3));
+  EXPECT_FALSE(dev.holds(0, 2));
+  EXPECT_FALSE(dev.holds(1, 3));  // another device's block 3
+  test::expect_nothing_held(cache);
+  // A prefetch past the store's end fails its fill, and nobody has asked for the block to hear
+  // of it: the line keeps the block's tag, without data.
+  ASSERT_TRUE(dev.prefetch(0, 16).ok());
+  const deadline limit = deadline::after_ms(10'000);
+  while (cache.counters().fill_failures == 0 && !limit.passed()) std::this_thread::yield();
+  ASSERT_EQ(cache.counters().fill_failures, 1u);
+  EXPECT_FALSE(dev.holds(0, 16));
+  EXPECT_TRUE(dev.holds(0, 3));
 }
 
 // RAW, WAR and WAW between the element path (array view) and the block path (async reads and

@@ -174,6 +174,15 @@ class cache_handle {
     return presence::pinned;
   }
 
+  // Whether a line holds block `block` of `dev` with its data as the loads find it: a hint that
+  // takes no pin (nothing to give back, no acquire or release), so the answer may be stale by
+  // the time the caller acts on it. For a caller that only decides what to skip, such as a
+  // prefetch past a tier that holds the block, which acquire_present would pin and unpin again.
+  AGIO_HD bool holds(std::uint32_t dev, std::uint64_t block) const {
+    const std::uint32_t found = find(block_tag(dev, block));
+    return found != no_line && holds_data(state_of(detail::load<scope::device>(state.words[found], detail::relaxed)));
+  }
+
   // Puts a clean copy of block `block` of `dev` (line_bytes at `src`) into a line if none holds
   // the block and its set gives up a line at once: a demotion from the cache above
   // (host_tier.hpp). Storage has the block, so giving up loses nothing; a dirty victim it
