@@ -82,8 +82,12 @@ std::uint64_t lines_for(double blocks) {
   return std::max<std::uint64_t>(ways, (lines + ways - 1) / ways * ways);
 }
 
+// A cache of lines_for(blocks) lines.
+cache_options options_holding(double blocks) { return {lines_for(blocks) * block_bytes, block_bytes, ways}; }
+
+// The GPU cache of the tiered modes: cache_share of `blocks`.
 cache_options gpu_cache_options(const settings& s, std::uint64_t blocks) {
-  return {lines_for(static_cast<double>(blocks) * s.cache_share) * block_bytes, block_bytes, ways};
+  return options_holding(static_cast<double>(blocks) * s.cache_share);
 }
 
 // A row through `cache`: one untimed run, then the timed ones, with the GPU cache's hit rate
@@ -172,7 +176,7 @@ void run_over_store(const context& x, const std::vector<graph_case>& cases, cons
   each_kernel(*rt, x, cases, [&](const graph_case& c, const vertex_arrays& v, kernel k) {
     const std::uint64_t blocks = c.blocks_for(k);
     {
-      cache_options in_host{lines_for(static_cast<double>(blocks)) * block_bytes, block_bytes, ways};
+      cache_options in_host = options_holding(static_cast<double>(blocks));
       in_host.memory = cache_memory::host;
       plain_cache tier(*rt, in_host);  // consecutive blocks in consecutive sets: it holds them all
       tier.preload(0, c.col_block, blocks);
@@ -196,7 +200,7 @@ void run_over_ram(const context& x, const std::vector<graph_case>& cases, const 
       plain_cache alone(*rt, gpu_cache_options(x.s, blocks));
       x.rows.push_back(cached_row(x, *rt, c, v, k, alone, "ram_store"));
     }
-    plain_cache holding_all(*rt, {lines_for(static_cast<double>(blocks)) * block_bytes, block_bytes, ways});
+    plain_cache holding_all(*rt, options_holding(static_cast<double>(blocks)));
     holding_all.preload(0, c.col_block, blocks);  // consecutive blocks in consecutive sets: all fit
     x.rows.push_back(cached_row(x, *rt, c, v, k, holding_all, "gpu_cache_holds_all"));
   });
