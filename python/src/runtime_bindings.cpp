@@ -82,6 +82,7 @@ void bind_runtime(nb::module_& m) {
       .def_rw("service_warps", &runtime_options::service_warps)
       .def_rw("transaction_records", &runtime_options::transaction_records)
       .def_rw("submit_timeout_ms", &runtime_options::submit_timeout_ms)
+      .def_rw("posted_slots", &runtime_options::posted_slots)
       .def_rw("wait_timeout_ms", &runtime_options::wait_timeout_ms)
       .def_rw("stop_timeout_ms", &runtime_options::stop_timeout_ms)
       .def_rw("controller_spin_us", &runtime_options::controller_spin_us)

@@ -23,7 +23,7 @@ def test_context_manager_starts_and_stops(backend):
 def test_every_cpp_option_is_a_keyword(backend, arrays):
     expected = {
         "backend", "mover", "completion", "max_transfer_bytes", "controller_threads", "service_warps",
-        "transaction_records", "submit_timeout_ms", "wait_timeout_ms", "stop_timeout_ms",
+        "transaction_records", "submit_timeout_ms", "posted_slots", "wait_timeout_ms", "stop_timeout_ms",
         "controller_spin_us", "controller_copy_depth", "lanes_per_queue", "wait_together_ns",
         "gpu_thread_stack_bytes", "host_tier_bytes", "host_tier_numa_node", "trip_stamps",
     }

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "agio/io/io_handle.hpp"
 #include "agio/service/service.hpp"
 #include "runtime/numa_memory.hpp"
 #include "runtime/platform.hpp"
@@ -145,7 +146,8 @@ class cpu_platform final : public runtime::platform {
       // one stream would.
       threads_.emplace_back([this, io, w, workers, generation, before = std::move(earlier[w])]() mutable {
         if (before.joinable()) before.join();
-        service::run(io, w, workers, generation);
+        const io_handle handle{io};
+        service::run(io, w, workers, generation, [&](std::uint32_t ring) { return handle.serve_posted(ring); });
         std::lock_guard lock(mutex_);
         --running_;
         exited_.notify_all();

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "agio/io/io_handle.hpp"
 #include "agio/runtime/cuda_error.hpp"
 #include "agio/runtime/gpu_memory.hpp"
 #include "agio/service/service.hpp"
@@ -28,7 +29,10 @@ constexpr unsigned service_block_threads = 128;
 
 __global__ void service_kernel(io::io_state io, std::uint32_t workers, std::uint32_t generation) {
   const std::uint32_t worker = (blockIdx.x * blockDim.x + threadIdx.x) / detail::warp::size;
-  if (worker < workers) service::run(io, worker, workers, generation);
+  const io_handle handle{io};
+  if (worker < workers) {
+    service::run(io, worker, workers, generation, [&](std::uint32_t ring) { return handle.serve_posted(ring); });
+  }
 }
 
 // Copies are issued on the controller thread's own stream as they come; each push() closes a

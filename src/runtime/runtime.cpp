@@ -111,6 +111,11 @@ struct runtime::state {
     std::uint32_t queue_pairs = 0;  // over all devices
     std::uint32_t records = 0;      // transaction records
     std::size_t list_bytes = 0;     // one PRP list, a power of two so that it never spans a page
+    // The completion service's workers: those that retire completions, one queue pair or more
+    // each, and as many again that submit what is posted to them, a ring each (none when
+    // waiters retire completions).
+    std::uint32_t retiring_workers = 0;
+    std::uint32_t posted_rings = 0;
   };
 
   // The steps of runtime::start(), in order.
@@ -165,6 +170,12 @@ runtime::state::sizes runtime::state::size_shared_state() const {
                       : static_cast<std::uint32_t>(std::clamp<std::uint64_t>(4 * total_entries, 65'536, 0x7fff'ffff));
   const std::uint32_t list_entries = options.max_transfer_bytes / spec::page_bytes;
   sized.list_bytes = std::bit_ceil(std::size_t{list_entries} * 8);
+  if (options.posted_slots < 4 || options.posted_slots > 65'536 || !std::has_single_bit(options.posted_slots)) {
+    throw std::invalid_argument("agio: posted_slots must be a power of two in 4..65536");
+  }
+  sized.retiring_workers = options.service_warps != 0 ? std::min(options.service_warps, sized.queue_pairs)
+                                                      : plat->default_service_workers(sized.queue_pairs);
+  sized.posted_rings = options.completion == completion_mode::waiters ? 0 : sized.retiring_workers;
   return sized;
 }
 
@@ -174,6 +185,11 @@ void runtime::state::lay_out_device_state(carver& c, const sizes& sized, std::ve
   auto* recs = c.take<io::transaction_record>(sized.records);
   auto* control = c.take<io::runtime_control>(1);
   auto* counters = c.take<io::shared_counters>(devices.size());
+  // Zeros are free slots (posted_ring.hpp).
+  io.posted.slots = c.take<queue::posted_slot>(std::size_t{sized.posted_rings} * options.posted_slots);
+  io.posted.cursors = c.take<queue::posted_cursor>(sized.posted_rings, alignof(queue::posted_cursor));
+  io.posted.count = sized.posted_rings;
+  io.posted.slots_per_ring = options.posted_slots;
   std::uint32_t q = 0;
   for (const auto& d : devices) {
     for (std::uint32_t i = 0; i < d.options.queue_pairs; ++i, ++q) {
@@ -322,8 +338,7 @@ void runtime::state::create_controller(const sizes& sized, std::vector<proxy::de
 void runtime::state::start_service(const sizes& sized) {
   io.retired_by =
       options.completion == completion_mode::waiters ? io::retirement::by_waiters : io::retirement::by_service;
-  service_workers = options.service_warps != 0 ? std::min(options.service_warps, sized.queue_pairs)
-                                               : plat->default_service_workers(sized.queue_pairs);
+  service_workers = sized.retiring_workers + sized.posted_rings;
   plat->reserve_thread_stack(options.gpu_thread_stack_bytes);
   if (options.completion == completion_mode::on_demand) {
     // No lease is held yet: generation 0 counts as told to quit, so the first lease launches 1.

@@ -425,7 +425,10 @@ TYPED_TEST(Retire, PollIfFreeLeavesAQueueAnotherRetirerHoldsAndRetiresBurstsInOn
 class ServiceLoop : public ::testing::Test {
  protected:
   std::future<void> start(const rig& r) {
-    return std::async(std::launch::async, [&r] { run(r.io, 0, 1); });
+    return std::async(std::launch::async, [&r] {
+      const io_handle handle = r.handle();
+      run(r.io, 0, 1, 0, [&](std::uint32_t ring) { return handle.serve_posted(ring); });
+    });
   }
   static void set_mode(rig& r, io::service_mode mode) {
     std::atomic_ref(r.control.service_mode).store(mode, std::memory_order_release);

@@ -98,6 +98,85 @@ class basic_io_handle : public io::io_state {
     return submitted(submit(op, dev, lba, blocks, buffer, &signal));
   }
 
+  // async_signalled made by the completion service instead of the caller: the request goes into
+  // a ring slot of a service worker (queue/posted_ring.hpp), which submits it. For callers whose
+  // kernels should not carry the submission: the cache's fills and write-backs, compiled into
+  // every kernel that reads through the cache, whose hits the submission's code made slower
+  // (docs/RESULTS.md). The returned status is whether it was posted: `stopped` once the runtime
+  // stops, no_resources if no slot came free within submit_timeout_ms. A posted request that
+  // the service must refuse (the runtime stopped before it was submitted, no transaction record
+  // or queue entry within submit_timeout_ms of its posting, an invalid request) gets its status
+  // stored in `signal.status`, all ones in `*cleared_on_refusal` (when not nullptr), and then
+  // `on_refusal` in `signal.word`, with release; the refusal is counted and reported as a
+  // submitter's would be.
+  static constexpr bool posts_to_service = !waiters_retire;
+  AGIO_HD status post_signalled(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks,
+                                void* buffer, const completion_signal& signal, std::uint32_t on_refusal,
+                                std::uint64_t* cleared_on_refusal) const requires(posts_to_service) {
+    const queue::posted_request r{lba,
+                                  reinterpret_cast<std::uint64_t>(buffer),
+                                  reinterpret_cast<std::uint64_t>(signal.word),
+                                  reinterpret_cast<std::uint64_t>(signal.status),
+                                  reinterpret_cast<std::uint64_t>(signal.failures),
+                                  reinterpret_cast<std::uint64_t>(cleared_on_refusal),
+                                  now_ns(),
+                                  dev,
+                                  static_cast<std::uint32_t>(op),
+                                  blocks,
+                                  signal.on_success,
+                                  signal.on_failure,
+                                  on_refusal};
+    // A poster passes the submission gate as a submitter does: the draining service waits for
+    // what got in before the close (its ring is empty only once that is handled) and refuses it.
+    const std::uint32_t gate = detail::fetch_add<detail::scope::device>(control->submission_gate, 1u, detail::relaxed);
+    bool in_ring = false;
+    if ((gate & io::gate_closed) == 0) {
+      in_ring = queue::post(posted, detail::submitter_index() % posted.count, r, deadline::after_ns(submit_timeout_ns));
+    }
+    // Release: the service that reads the gate empty sees the ring's tail moved.
+    detail::fetch_add<detail::scope::device>(control->submission_gate, ~0u, detail::release);
+    if (in_ring) return {outcome::success, 0};
+    if ((gate & io::gate_closed) != 0) return submitted(refuse_stopped(dev));
+    return submitted(refuse({io::failure_cause::no_queue_entry, dev, static_cast<std::uint32_t>(op), lba, blocks}));
+  }
+
+  // The completion service's side of post_signalled: submits what was posted to ring `ring` (the
+  // calling worker's), a window of up to 32 slots per call, the lanes of the calling warp one
+  // each. A request is submitted with one sweep over its device's queues, never waiting for an
+  // entry or record (the service that would wait is the one that frees them): one that finds
+  // none stays for a later call, and the worker moves on to the ring's later requests, until
+  // submit_timeout_ms after its posting, when it is refused. Returns the requests handled.
+  AGIO_HD std::uint32_t serve_posted(std::uint32_t ring) const requires(posts_to_service) {
+    queue::posted_cursor& cursor = posted.cursors[ring];
+    const std::uint64_t head = detail::load<detail::scope::device>(cursor.head, detail::relaxed);
+    std::uint32_t now = 0;  // the lanes that handled their request in this call
+    const std::uint32_t handled = detail::warp::ballot_each([&](unsigned lane) {
+      queue::posted_slot& slot = posted.slot(ring, head + lane);
+      const queue::posted_state state = queue::state_of(posted, slot, head + lane);
+      if (state != queue::posted_state::posted) return state == queue::posted_state::done;
+      if (!submit_posted(slot.request)) return false;
+      now |= 1u << lane;
+      return true;
+    });
+    // Slots up to the first unhandled one are given to the next lap; later handled ones are
+    // marked, for the worker to move past once the ones before them are handled.
+    const std::uint32_t moved = handled == ~0u ? detail::warp::size : detail::warp::lowest_lane(~handled);
+    detail::warp::for_each_lane([&](unsigned lane) {
+      if (((handled >> lane) & 1u) == 0) return;
+      queue::posted_slot& slot = posted.slot(ring, head + lane);
+      if (lane < moved) {
+        queue::free_slot(posted, slot, head + lane);
+      } else {
+        queue::mark_done(posted, slot, head + lane);
+      }
+    });
+    if (detail::warp::is_leader() && moved != 0) {
+      detail::store<detail::scope::device>(cursor.head, head + moved, detail::relaxed);
+    }
+    detail::warp::sync();
+    return detail::warp::count(detail::warp::ballot_each([&](unsigned lane) { return ((now >> lane) & 1u) != 0; }));
+  }
+
   // Makes every write the device acknowledged so far durable.
   AGIO_HD transaction async_flush(std::uint32_t dev) const { return submit(spec::opcode::flush, dev, 0, 0, nullptr); }
 
@@ -309,6 +388,44 @@ class basic_io_handle : public io::io_state {
     return first;
   }
 
+  // Submits posted request `r` (serve_posted). False when no transaction record was free or
+  // every queue of its device was full, and it may wait longer: nothing was taken or counted.
+  AGIO_HD bool submit_posted(const queue::posted_request& r) const {
+    const auto op = static_cast<spec::opcode>(r.opcode);
+    const completion_signal signal{reinterpret_cast<std::uint32_t*>(r.signal_word), r.signal_ok, r.signal_failed,
+                                   reinterpret_cast<std::uint32_t*>(r.signal_status),
+                                   reinterpret_cast<std::uint64_t*>(r.signal_failures)};
+    io::failure_cause refused = invalid_cause(op, r.device, r.blocks);
+    transaction t{transaction::none, 0};
+    if (refused == io::failure_cause::completed) {
+      t = enqueue_at_gate(r.device, nullptr, op, r.lba, r.blocks, reinterpret_cast<void*>(r.buffer),
+                          r.blocks * devices[r.device].lba_bytes, &signal, refused, deadline{0});
+      const bool starved = refused == io::failure_cause::no_queue_entry || refused == io::failure_cause::no_record;
+      if (starved && now_ns() - r.posted_ns < submit_timeout_ns) return false;
+    }
+    if (refused != io::failure_cause::completed) {
+      t = refuse({refused, r.device, r.opcode, r.lba, r.blocks});
+    }
+    if (!t.submitted()) {
+      // As the retirement publishes a signal (service/retire.hpp), with the refusal's word.
+      if (signal.status != nullptr) detail::store<detail::scope::device>(*signal.status, t.tag, detail::relaxed);
+      if (r.cleared_on_refusal != 0) {
+        detail::store<detail::scope::device>(*reinterpret_cast<std::uint64_t*>(r.cleared_on_refusal), ~std::uint64_t{0},
+                                             detail::relaxed);
+      }
+      detail::store<detail::scope::device>(*signal.word, r.on_refusal, detail::release);
+    }
+    return true;
+  }
+
+  // Why a typed request is invalid (failure_cause::completed when it is not).
+  AGIO_HD io::failure_cause invalid_cause(spec::opcode op, std::uint32_t dev, std::uint32_t blocks) const {
+    if (dev >= device_count) return io::failure_cause::no_such_device;
+    if (op != spec::opcode::flush && blocks == 0) return io::failure_cause::zero_blocks;
+    if (op != spec::opcode::flush && blocks > devices[dev].max_blocks) return io::failure_cause::too_many_blocks;
+    return io::failure_cause::completed;
+  }
+
   // Refuses a byte-addressed request whose offset or size is not a multiple of the LBA size.
   AGIO_HD bool misaligned(std::uint32_t dev, spec::opcode op, std::uint64_t offset, std::uint64_t bytes, void* buffer,
                           transaction& refused) const {
@@ -428,14 +545,7 @@ class basic_io_handle : public io::io_state {
 
   AGIO_HD transaction submit(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, void* buffer,
                              const completion_signal* signal = nullptr) const {
-    io::failure_cause invalid = io::failure_cause::completed;
-    if (dev >= device_count) {
-      invalid = io::failure_cause::no_such_device;
-    } else if (op != spec::opcode::flush && blocks == 0) {
-      invalid = io::failure_cause::zero_blocks;
-    } else if (op != spec::opcode::flush && blocks > devices[dev].max_blocks) {
-      invalid = io::failure_cause::too_many_blocks;
-    }
+    const io::failure_cause invalid = invalid_cause(op, dev, blocks);
     const std::uint32_t bytes = invalid == io::failure_cause::completed ? blocks * devices[dev].lba_bytes : 0;
     return issue(dev, nullptr, op, lba, blocks, buffer, bytes, signal, invalid);
   }
@@ -453,33 +563,45 @@ class basic_io_handle : public io::io_state {
     io::failure_cause refused = invalid;
     transaction t{transaction::none, 0};
     if (refused == io::failure_cause::completed) {
-      // The gate's one word orders this entry against the service's close: either the add sees
-      // it closed, or the draining service sees this submitter inside and waits for its command.
-      const std::uint32_t gate =
-          detail::fetch_add<detail::scope::device>(control->submission_gate, 1u, detail::relaxed);
-      // Drawn before the gate's answer is looked at, so that the three adds are in flight at
-      // once; a refused submitter returns it.
-      const io::record_ticket ticket = io::draw_ticket(*this);
-      if ((gate & io::gate_closed) != 0) {
-        io::return_ticket(*this);
-        t = refuse_stopped(dev);
-      } else {
-        t = claim_and_enqueue(dev, raw, op, lba, blocks, buffer, bytes, signal, ticket, refused);
-      }
-      // Release: the service that reads the gate empty sees this command's claim.
-      detail::fetch_add<detail::scope::device>(control->submission_gate, ~0u, detail::release);
+      t = enqueue_at_gate(dev, raw, op, lba, blocks, buffer, bytes, signal, refused,
+                          deadline::after_ns(submit_timeout_ns));
     }
     if (refused == io::failure_cause::completed) return t;
     return refuse({refused, dev, static_cast<std::uint32_t>(op), lba, blocks});
   }
 
-  // Sets `refused` (and returns no transaction) when no record or no queue entry came.
+  // Passes the submission gate and enqueues the command (claim_and_enqueue: `refused` is set
+  // when no record, or no queue entry by `limit`, came), or refuses it with `stopped` when the
+  // gate is closed.
+  AGIO_HD transaction enqueue_at_gate(std::uint32_t dev, const spec::command* raw, spec::opcode op, std::uint64_t lba,
+                                      std::uint32_t blocks, void* buffer, std::uint32_t bytes,
+                                      const completion_signal* signal, io::failure_cause& refused,
+                                      deadline limit) const {
+    // The gate's one word orders this entry against the service's close: either the add sees
+    // it closed, or the draining service sees this submitter inside and waits for its command.
+    const std::uint32_t gate = detail::fetch_add<detail::scope::device>(control->submission_gate, 1u, detail::relaxed);
+    // Drawn before the gate's answer is looked at, so that the three adds are in flight at
+    // once; a refused submitter returns it.
+    const io::record_ticket ticket = io::draw_ticket(*this);
+    transaction t{transaction::none, 0};
+    if ((gate & io::gate_closed) != 0) {
+      io::return_ticket(*this);
+      t = refuse_stopped(dev);
+    } else {
+      t = claim_and_enqueue(dev, raw, op, lba, blocks, buffer, bytes, signal, ticket, refused, limit);
+    }
+    // Release: the service that reads the gate empty sees this command's claim.
+    detail::fetch_add<detail::scope::device>(control->submission_gate, ~0u, detail::release);
+    return t;
+  }
+
+  // Sets `refused` (and returns no transaction) when no record came, or no queue entry by `limit`
+  // (one sweep over the device's queues is made whatever the limit).
   AGIO_HD transaction claim_and_enqueue(std::uint32_t dev, const spec::command* raw, spec::opcode op, std::uint64_t lba,
                                         std::uint32_t blocks, void* buffer, std::uint32_t bytes,
                                         const completion_signal* signal, io::record_ticket ticket,
-                                        io::failure_cause& refused) const {
+                                        io::failure_cause& refused, deadline limit) const {
     const io::device_info& info = devices[dev];
-    const deadline limit = deadline::after_ns(submit_timeout_ns);
     std::uint32_t index = 0;
     std::uint32_t generation = 0;
     std::uint32_t in_flight = 0;

@@ -5,8 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "agio/queue/shared_state.hpp"
+#include "agio/queue/posted_ring.hpp"
 #include "agio/queue/queue_pair.hpp"
+#include "agio/queue/shared_state.hpp"
 
 namespace agio::io {
 
@@ -33,6 +34,9 @@ struct io_state {
   // given back), [superseded_word] the latest told to exit at once (the next one is queued
   // behind it). nullptr otherwise.
   const std::uint32_t* service_quit = nullptr;
+  // Requests posted to the completion service to submit, a ring per service worker
+  // (posted_ring.hpp); none when waiters retire completions.
+  queue::posted_rings posted;
   std::uint64_t submit_timeout_ns = 0;  // how long a submitter may wait for a free entry
   std::uint64_t wait_timeout_ns = 0;    // the deadline wait() uses
   // runtime_options::lanes_per_queue as log2 (5: a warp's lanes all start at one queue) and

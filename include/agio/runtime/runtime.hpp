@@ -57,15 +57,22 @@ struct runtime_options {
   completion_mode completion = completion_mode::service;
   std::uint32_t max_transfer_bytes = 128 * 1024;  // largest transfer (NVMe MDTS), 4 KiB..2 MiB
   std::uint32_t controller_threads = 0;           // 0: one per two queue pairs, at most half the cores
-  std::uint32_t service_warps = 0;                // 0: one per queue pair, at most 64 warps (GPU) or 2 threads (CPU)
+  // The completion service's workers that retire completions; 0: one per queue pair, at most 64
+  // warps (GPU) or 2 threads (CPU). As many again submit the requests posted to the service
+  // (posted_slots), unless waiters retire completions.
+  std::uint32_t service_warps = 0;
   // Requests that may be in flight (submitted and not yet waited on) at once, over all devices;
   // 88 bytes of device memory each. A request beyond it is refused at once with no_resources.
   // 0: four per queue entry, at least 65536 (5.5 MiB).
   std::uint32_t transaction_records = 0;
   std::uint32_t submit_timeout_ms = 10'000;  // how long a submitter waits for a free queue entry
-  std::uint32_t wait_timeout_ms = 60'000;    // the deadline of io_handle::wait()
-  std::uint32_t stop_timeout_ms = 30'000;    // how long stop() lets in-flight requests finish
-  std::uint32_t controller_spin_us = 50;     // idle controller threads spin this long, then sleep
+  // Slots of each submitting service worker's ring of requests posted for it to submit (the
+  // cache's fills and write-backs: io_handle::post_signalled), 96 bytes each; a power of two,
+  // 4..65536. A poster that finds its ring full waits for a slot, up to submit_timeout_ms.
+  std::uint32_t posted_slots = 512;
+  std::uint32_t wait_timeout_ms = 60'000;  // the deadline of io_handle::wait()
+  std::uint32_t stop_timeout_ms = 30'000;  // how long stop() lets in-flight requests finish
+  std::uint32_t controller_spin_us = 50;   // idle controller threads spin this long, then sleep
   // A controller thread with at most this many commands in flight copies a read of up to 8 KiB
   // from a store's host memory (`ram:`) into the command's bounce slot itself, so that the
   // retirer copies it from there without looking at the store's stripe sequences across PCIe

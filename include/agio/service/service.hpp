@@ -10,6 +10,7 @@
 #include "agio/detail/atomic.hpp"
 #include "agio/detail/backoff.hpp"
 #include "agio/queue/io_state.hpp"
+#include "agio/queue/posted_ring.hpp"
 #include "agio/service/retire.hpp"
 
 namespace agio::service {
@@ -24,11 +25,27 @@ AGIO_HD inline void close_submission_gate(const io::io_state& c) {
   detail::fetch_or<scope::device>(c.control->submission_gate, io::gate_closed, detail::relaxed);
 }
 
-// True once every command submitted to the worker's queues has been retired.
+// The service's workers: the first `retiring_workers(c, workers)` retire completions, queue pairs
+// w, w + retiring, ... each; the rest submit what is posted to them, ring w - retiring each (a
+// worker of its own, so that a request posted while the retiring workers retire a window, copies
+// included, is submitted at once, not after that window).
+AGIO_HD inline std::uint32_t retiring_workers(const io::io_state& c, std::uint32_t workers) {
+  return workers - c.posted.count;
+}
+
+// True once every request posted to the worker's ring is handled (a submitting worker), or once
+// every posted request anywhere is handled and every command submitted to the worker's queues
+// retired (a retiring worker: a submitting worker may put a posted request into its queues).
 AGIO_HD inline bool drained(const io::io_state& c, std::uint32_t worker, std::uint32_t workers) {
-  // Acquire pairs with the submitters' release as they leave the gate: their claims precede.
+  // Acquire pairs with the submitters' and posters' release as they leave the gate: their
+  // claims and the rings' tails precede.
   if ((detail::load<scope::device>(c.control->submission_gate, detail::acquire) & ~io::gate_closed) != 0) return false;
-  for (std::uint32_t q = worker; q < c.queue_pair_count; q += workers) {
+  const std::uint32_t retiring = retiring_workers(c, workers);
+  if (worker >= retiring) return queue::empty(c.posted, worker - retiring);
+  for (std::uint32_t ring = 0; ring < c.posted.count; ++ring) {
+    if (!queue::empty(c.posted, ring)) return false;
+  }
+  for (std::uint32_t q = worker; q < c.queue_pair_count; q += retiring) {
     queue::sq_control& ctl = *c.queue_pairs[q].control;
     if (detail::load<scope::device>(ctl.completed, detail::relaxed) !=
         detail::load<scope::device>(ctl.claimed, detail::acquire)) {
@@ -56,14 +73,18 @@ AGIO_HD inline lease_news news_for(const io::io_state& c, std::uint32_t generati
              : lease_news::run;
 }
 
-// The service loop of worker `worker` of `workers` (a warp on the GPU, a thread on the host):
-// queue pairs worker, worker + workers, ... belong to it alone. Runs until the host asks it to
-// exit, or to drain and every command of its queues has been retired. An on-demand service
-// (completion_mode::on_demand) is launched as generation `generation` and also ends, drained,
-// once the host has released the last lease (news_for says drain_and_exit), or at once when the
-// host has queued the next generation behind it (exit_now).
-AGIO_HD inline void run(const io::io_state& c, std::uint32_t worker, std::uint32_t workers,
-                        std::uint32_t generation = 0) {
+// The service loop of worker `worker` of `workers` (a warp on the GPU, a thread on the host): a
+// retiring worker w's queue pairs (w, w + retiring, ...) belong to it alone, and a submitting
+// worker's ring to it alone, whose requests `serve_posted(ring)` submits
+// (io_handle::serve_posted: the submission is the I/O handle's, a layer above) and returns how
+// many it handled. Runs until the host asks it to exit, or to drain and every command of its
+// queues has been retired. An on-demand service (completion_mode::on_demand) is launched as
+// generation `generation` and also ends, drained, once the host has released the last lease
+// (news_for says drain_and_exit), or at once when the host has queued the next generation
+// behind it (exit_now).
+template <class ServePosted>
+AGIO_HD void run(const io::io_state& c, std::uint32_t worker, std::uint32_t workers, std::uint32_t generation,
+                 ServePosted&& serve_posted) {
   // Idle polls stay short: a completion waits at most this long for its warp to look again.
   detail::backoff idle(1'024);
   // The lease words are in host memory: read at every poll, their round trip over PCIe would slow
@@ -71,12 +92,17 @@ AGIO_HD inline void run(const io::io_state& c, std::uint32_t worker, std::uint32
   // they are read every this many polls, busy or idle: tens of microseconds at most.
   constexpr std::uint32_t polls_per_lease_check = 32;
   std::uint32_t polls = 0;
+  const std::uint32_t retiring = retiring_workers(c, workers);
   bool quit = false;    // told to drain and exit: it stays told
   bool closed = false;  // this worker has closed the submission gate
   for (;;) {
     std::uint32_t retired = 0;
-    for (std::uint32_t q = worker; q < c.queue_pair_count; q += workers)
-      retired += poll_for_mode<warp_team>(c, c.queue_pairs[q]);
+    if (worker < retiring) {
+      for (std::uint32_t q = worker; q < c.queue_pair_count; q += retiring)
+        retired += poll_for_mode<warp_team>(c, c.queue_pairs[q]);
+    } else {
+      retired += serve_posted(worker - retiring);
+    }
     const std::uint32_t mode = detail::load<scope::device>(c.control->service_mode, detail::acquire);
     // stop() set the mode (drain, then exit if the drain outlives its deadline): from now on
     // nothing is accepted. At once, not at the first idle poll, which a service kept busy by
