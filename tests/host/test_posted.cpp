@@ -149,6 +149,18 @@ TEST(Posted, ARefusedRequestSignalsItsStatusAndClearsItsWord) {
   EXPECT_EQ(reported.request().blocks, too_many);
 }
 
+// A ring's size is a power of two from 4 to 65536 (a ticket's slot is its low bits, and a slot's
+// sequence word tells three states of one lap apart); start() says so for any other.
+TEST(Posted, RingSizesOtherThanPowersOfTwoFromFourAreRefusedAtStart) {
+  for (const std::uint32_t slots : {0u, 2u, 6u, 131'072u}) {
+    runtime_options opt = cpu_options();
+    opt.posted_slots = slots;
+    runtime rt(opt);
+    rt.attach(device_options{"ram:1M?lba=4096", 1, 8});
+    EXPECT_EQ(test::error_of([&] { rt.start(); }), "agio: posted_slots must be a power of two in 4..65536") << slots;
+  }
+}
+
 // Once stop() has closed the submission gate, a post is refused with `stopped` at once.
 TEST(Posted, AfterStopAPostIsRefusedWithStopped) {
   runtime rt(cpu_options());

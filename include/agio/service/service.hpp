@@ -77,11 +77,10 @@ AGIO_HD inline lease_news news_for(const io::io_state& c, std::uint32_t generati
 // retiring worker w's queue pairs (w, w + retiring, ...) belong to it alone, and a submitting
 // worker's ring to it alone, whose requests `serve_posted(ring)` submits
 // (io_handle::serve_posted: the submission is the I/O handle's, a layer above) and returns how
-// many it handled. Runs until the host asks it to exit, or to drain and every command of its
-// queues has been retired. An on-demand service (completion_mode::on_demand) is launched as
-// generation `generation` and also ends, drained, once the host has released the last lease
-// (news_for says drain_and_exit), or at once when the host has queued the next generation
-// behind it (exit_now).
+// many it handled. Runs until the host asks it to exit, or to drain and drained() says so. An
+// on-demand service (completion_mode::on_demand) is launched as generation `generation` and
+// also ends, drained, once the host has released the last lease (news_for says drain_and_exit),
+// or at once when the host has queued the next generation behind it (exit_now).
 template <class ServePosted>
 AGIO_HD void run(const io::io_state& c, std::uint32_t worker, std::uint32_t workers, std::uint32_t generation,
                  ServePosted&& serve_posted) {
