@@ -34,7 +34,7 @@ struct io_state {
   // given back), [superseded_word] the latest told to exit at once (the next one is queued
   // behind it). nullptr otherwise.
   const std::uint32_t* service_quit = nullptr;
-  // Requests posted to the completion service to submit, a ring per service worker
+  // Requests posted to the completion service to submit, a ring per submitting worker
   // (posted_ring.hpp); none when waiters retire completions.
   queue::posted_rings posted;
   std::uint64_t submit_timeout_ns = 0;  // how long a submitter may wait for a free entry

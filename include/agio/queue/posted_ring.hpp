@@ -1,7 +1,7 @@
 #pragma once
 // Requests handed to the completion service to submit (io_handle::post_signalled): one ring of
-// slots per service worker, in GPU memory, many posters and one consumer, the worker that owns
-// the ring. A kernel that posts carries a ring slot's few stores instead of the queue
+// slots per submitting worker of the service, in GPU memory, many posters and one consumer, the
+// worker that owns the ring. A kernel that posts carries a ring slot's few stores instead of the queue
 // submission (record, queue claim, command, PRPs, doorbell), whose registers and code, compiled
 // into every kernel that reads through the cache, made its hits 1.3x slower in the graph
 // kernels' BFS (H200, 2026-11-29; docs/RESULTS.md).
