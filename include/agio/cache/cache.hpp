@@ -123,8 +123,7 @@ class cache_handle {
       for (;;) {
         const std::uint32_t found = find(tag);
         if (found != no_line) {
-          if (try_pin(found, tag)) {
-            policy.on_hit(state, found);
+          if (try_hit(found, tag)) {
             if (!counted_wait) count_event(state, &cache_counters::hits);
             line = found;
             return {outcome::success, 0};
@@ -178,8 +177,7 @@ class cache_handle {
     const std::uint64_t tag = block_tag(dev, block);
     const std::uint32_t found = find(tag);
     if (found == no_line) return presence::absent;
-    if (!try_pin(found, tag)) return presence::unsettled;
-    policy.on_hit(state, found);
+    if (!try_hit(found, tag)) return presence::unsettled;
     count_event(state, &cache_counters::hits);
     line = found;
     return presence::pinned;
@@ -517,17 +515,26 @@ class cache_handle {
   AGIO_HD std::uint32_t find(std::uint64_t tag) const {
     const std::uint32_t first = policy.set_of(state, tag) * state.ways;
     // No early exit: the loads of all ways go out together instead of one after another (a
-    // block is in at most one line of its set).
+    // block is in at most one line of its set). The ways are taken eight at a time, a loop of
+    // fixed count the compiler unrolls, with no branch between the loads (past the last way
+    // the last is loaded again), so that a set of eight (the default) costs one trip to
+    // memory: a loop over the run-time way count, unrolled four at a time, cost two.
+    constexpr std::uint32_t together = Policy::fixed_ways != 0 && Policy::fixed_ways < 8 ? Policy::fixed_ways : 8;
+    const std::uint32_t last = state.ways - 1;
     std::uint32_t found = no_line;
-    for (std::uint32_t way = 0; way < state.ways; ++way) {
-      if (load_tag(first + way) == tag) found = first + way;
+    for (std::uint32_t base = 0; base <= last; base += together) {
+      for (std::uint32_t k = 0; k < together; ++k) {
+        const std::uint32_t way = base + k < last ? base + k : last;
+        if (load_tag(first + way) == tag) found = first + way;
+      }
     }
     return found;
   }
 
-  // Pins `line` if it holds `tag` with data. The tag is checked again after pinning: a line
-  // is retagged only while claimed (BUSY, unpinned), so a pinned line that shows our tag is ours.
-  AGIO_HD bool try_pin(std::uint32_t line, std::uint64_t tag) const {
+  // Pins `line` if it holds `tag` with data, and tells the policy of the hit. The tag is
+  // checked again after pinning: a line is retagged only while claimed (BUSY, unpinned), so a
+  // pinned line that shows our tag is ours.
+  AGIO_HD bool try_hit(std::uint32_t line, std::uint64_t tag) const {
     // Guess the common word (READY, unpinned) instead of loading it first: one round trip to
     // memory less on a hit; a wrong guess costs the same as the load would have.
     std::uint32_t word = line_word(line_ready);
@@ -535,7 +542,12 @@ class cache_handle {
       if (!holds_data(state_of(word))) return false;
       // Acquire pairs with the fill's release of READY: the data is in place.
     } while (!detail::compare_exchange<scope::device>(state.words[line], word, word + pin_unit, detail::acquire));
-    if (load_tag(line) == tag) return true;
+    // The policy's loads go out beside the tag's instead of a trip after it. If the line turns
+    // out to hold another block (retagged between find and the pin), the policy was told of a
+    // hit on it: a replacement hint gone astray, in a race that costs the access a retry anyway.
+    const std::uint64_t held = load_tag(line);
+    policy.on_hit(state, line);
+    if (held == tag) return true;
     unpin(line);
     return false;
   }
@@ -814,12 +826,11 @@ class cache_handle {
       detail::backoff wait(detail::io_wait_max_sleep_ns);
       for (;;) {
         const std::uint32_t found = find(tag);
-        if (found != no_line && try_pin(found, tag)) {
+        if (found != no_line && try_hit(found, tag)) {
           if (refuses_writes(found)) {
             unpin(found);
             return {outcome::stopped, 0};
           }
-          policy.on_hit(state, found);
           count_event(state, &cache_counters::hits);
           detail::shared_copy(line_data(found), src, state.line_bytes);
           mark_dirty(found);

@@ -1,0 +1,27 @@
+#!/bin/bash
+# The set's tag loads together and the policy's hint beside the tag check: the GPU suite's cache,
+# shadow-model, share-table, cache-fault, on-demand and warp-lane cases with the completion
+# service, then the short shadow runs under compute-sanitizer with waiters retiring.
+set -u
+source scripts/deps.sh
+start=$(date +%s)
+python3 - tests/CMakeLists.txt <<'PY'
+import sys
+p = sys.argv[1]; s = open(p).read()
+a = s.index("add_library(agio_gpu_test_cases OBJECT"); b = s.index(")", a)
+s = s[:a] + "add_library(agio_gpu_test_cases OBJECT gpu/test_gpu_cache.cu gpu/test_gpu_cache_shadow.cu gpu/test_gpu_cache_shadow_shared.cu gpu/test_gpu_cache_faults.cu gpu/test_gpu_on_demand.cu gpu/test_gpu_warp_lanes.cu" + s[b:]
+s = s.replace("agio_gpu_test_cases agio_host_tier_shadow_runs GTest::gtest_main", "agio_gpu_test_cases agio_shadow_runs GTest::gtest_main")
+open(p, "w").write(s)
+PY
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DAGIO_BUILD_EVAL=OFF -DAGIO_BUILD_TESTS=ON > /tmp/cfg.log 2>&1
+cmake --build build-gpu -j 16 --target agio_gpu_tests > /tmp/build.log 2>&1; echo "tests build rc $? at $(( $(date +%s) - start )) s"
+grep -m3 -A8 "error" /tmp/build.log | head -30
+timeout $(( 430 - ($(date +%s) - start) )) ./build-gpu/tests/agio_gpu_tests > $OUT/gpu-suite.log 2>&1
+echo "suite rc $? at $(( $(date +%s) - start )) s"
+grep -E "^\[       OK|^\[  (PASSED|FAILED) |^\[==========\]|FAILED|Failure" $OUT/gpu-suite.log | head -60
+left=$(( 560 - ($(date +%s) - start) ))
+if [ $left -gt 60 ]; then
+  AGIO_SANITIZE_SECONDS=$(( left / 2 - 5 )) bash scripts/gpu-sanitize.sh 'GpuCacheShadow.ShortRunMatchesTheModel:GpuCacheShadowFaults.ShortRunWithFaults' > $OUT/sanitize.log 2>&1
+  echo "sanitize rc $? at $(( $(date +%s) - start )) s"
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|^\[  (PASSED|FAILED) |did not finish" $OUT/sanitize.log
+fi
