@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -17,6 +18,7 @@
 namespace agio {
 namespace {
 
+using namespace std::chrono_literals;
 using test::cpu_options;
 using test::read_storage;
 using test::run_threads;
@@ -321,6 +323,73 @@ TEST(ArrayReader, TwoReadersPerThreadInAnEightLineCacheNeverWaitHoldingALine) {
   // No pin is left behind: every line can be taken again.
   std::uint32_t v = 0;
   for (std::uint64_t b = 0; b < blocks; ++b) ASSERT_TRUE(arr.get(0, b * 1024 + 9, v).ok());
+}
+
+// A read that must wait lets its thread's other reader go first also when what it waits for
+// is its set's lock (another access inserting): 32 GPU warps holding a line each while queued
+// on the one set's lock of an eight-line cache kept it from moving for seconds.
+TEST(ArrayReader, ReadQueuedOnItsSetsLockHoldsNoOtherLine) {
+  runtime rt(short_wait_options(10'000));
+  start_with_pattern(rt, {"ram:1M?lba=4096", 2, 16}, 4);
+  software_cache<cache::clock> cache(rt, {2 * 4096, 4096, 2});
+  const auto arr = cache.array<std::uint32_t>();
+  const cache::cache_state& state = arr.cache.state;
+  const auto pins = [&] {
+    std::uint32_t total = 0;
+    for (std::uint32_t l = 0; l < 2; ++l) {
+      total += cache::pins_of(detail::load<detail::scope::device>(state.words[l], detail::relaxed));
+    }
+    return total;
+  };
+  auto columns = arr.reader(0);
+  auto values = arr.reader(0);
+  std::uint32_t c = 0, v = 0;
+  ASSERT_TRUE(columns.get(5, c).ok());
+  ASSERT_EQ(pins(), 1u);
+  std::uint32_t& set_lock = state.set_locks[0];
+  ASSERT_TRUE(cache::try_lock(set_lock));  // another access is inserting into the set
+  std::thread reading([&] { EXPECT_TRUE(values.get(3 * 1024 + 5, v, columns).ok()); });
+  const auto until = std::chrono::steady_clock::now() + 2s;
+  while (pins() != 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(pins(), 0u) << "the other reader kept its line while the read waited for the set's lock";
+  cache::unlock(set_lock);
+  reading.join();
+  EXPECT_EQ(v, (3u * 1024 + 5) * 7 + 3);
+  ASSERT_TRUE(columns.get(6, c).ok());
+  EXPECT_EQ(c, 6u * 7 + 3);
+}
+
+// Set locks that count the accesses that take them.
+std::atomic<unsigned> set_locks_taken{0};
+struct counting_locks {
+  status acquire(std::uint32_t& word, cache::lock_name name, deadline limit) const {
+    set_locks_taken++;
+    return cache::no_lock_chain{}.acquire(word, name, limit);
+  }
+  void release(std::uint32_t& word, cache::lock_name name) const { cache::no_lock_chain{}.release(word, name); }
+};
+
+// An access that misses a set whose every line is pinned waits without queuing on the set's
+// lock, which stays free for the accesses that can give lines back: a look at the lines tells
+// it there is nothing to take. On CPU threads it takes the lock once, to ask for its turn when
+// it has waited starving_after_ns (claim_turn.hpp).
+TEST(ArrayReader, MissOnAFullSetWaitsWithoutQueuingOnItsLock) {
+  runtime rt(short_wait_options(200));
+  start_with_pattern(rt, {"ram:1M?lba=4096", 2, 16}, 4);
+  software_cache<cache::clock, counting_locks> cache(rt, {2 * 4096, 4096, 2});
+  const auto arr = cache.array<std::uint32_t>();
+  auto first = arr.reader(0);
+  auto second = arr.reader(0);
+  std::uint32_t v = 0;
+  ASSERT_TRUE(first.get(5, v).ok());
+  ASSERT_TRUE(second.get(1024 + 5, v).ok());
+  const unsigned before = set_locks_taken.load();
+  EXPECT_EQ(arr.get(0, 2 * 1024 + 5, v).result, outcome::timeout);
+  EXPECT_LE(set_locks_taken.load() - before, 1u);
+  first.release();
+  second.release();
+  ASSERT_TRUE(arr.get(0, 2 * 1024 + 5, v).ok());
+  EXPECT_EQ(v, (2u * 1024 + 5) * 7 + 3);
 }
 
 // A failed read reaches the reader as the NVMe status; the reader then holds nothing and goes

@@ -139,7 +139,7 @@ class cache_handle {
             counted_wait = true;
           }
         } else {
-          const status inserted = insert(dev, block, tag, fill_mode::reserve, line, turn, limit, crew);
+          const status inserted = insert(dev, block, tag, fill_mode::reserve, line, turn, limit, crew, contention);
           if (inserted.ok()) return inserted;
           if (inserted.result != outcome::pending) return inserted;
         }
@@ -597,6 +597,21 @@ class cache_handle {
     return (s == line_invalid || s == line_ready || s == line_modified) && pins_of(word) == orphans;
   }
 
+  // Whether a claim in `set` may get somewhere under the set's lock: some line of it may be
+  // given up now, or every line is FAILED (the claim reports the write-back's error). A look
+  // without the lock, which the claim repeats under it. Reporting the failure from here instead
+  // took SpMV's kernel to 81 registers, one over its budget (check_registers.py, 2026-11-30).
+  AGIO_HD bool worth_locking(std::uint32_t set) const {
+    const std::uint32_t first = set * state.ways;
+    bool all_failed = true;
+    for (std::uint32_t way = 0; way < state.ways; ++way) {
+      if (evictable(first + way)) return true;
+      all_failed =
+          all_failed && state_of(detail::load<scope::device>(state.words[first + way], detail::relaxed)) == line_failed;
+    }
+    return all_failed;
+  }
+
   // The write-back failure of `set` when every line of it is FAILED (no line of it can be
   // given up before a flush succeeds), else success.
   AGIO_HD status set_failure(std::uint32_t set) const {
@@ -628,11 +643,12 @@ class cache_handle {
   // and pinned once the fill lands), an error, or pending when the caller should look again
   // (the block appeared meanwhile, or no line of the set could be taken yet).
   AGIO_HD status insert(std::uint32_t dev, std::uint64_t block, std::uint64_t tag, fill_mode mode, std::uint32_t& line,
-                        claim_turn& turn, deadline limit, const detail::warp::lane_group& crew) const {
+                        claim_turn& turn, deadline limit, const detail::warp::lane_group& crew,
+                        on_contention contention = on_contention::wait) const {
     std::uint32_t victim = no_line;
     dirty_victim dirty;
     std::uint64_t evicted = no_tag;
-    const status claimed = claim_line_for(tag, victim, dirty, evicted, turn, limit);
+    const status claimed = claim_line_for(tag, victim, dirty, evicted, turn, limit, contention);
     if (!dirty.taken() && !claimed.ok()) return claimed;
     demote(victim, evicted);
     // One submission for the fill or the write-back, whichever this is: submitting either in a
@@ -655,13 +671,27 @@ class cache_handle {
   // returned (case (d)): it is taken once it is clean. Claims are served in `turn` order once
   // an access keeps losing (claim_turn.hpp). Where this cache demotes, `evicted` gets the tag
   // of the clean block the line held (its data stays until the caller overwrites it).
+  //
+  // The lock is taken only while the set has a line to give, looked at first without it: every
+  // access that misses a full set would otherwise queue on the lock to find nothing under it,
+  // and the accesses that could give lines back queue behind them. An access that gives up
+  // (on_contention::give_up: it holds other lines) takes the lock only if it is free, and
+  // returns pending instead of waiting. 1024 GPU threads with two array readers each through
+  // an eight-line cache (one set) crawled for seconds that way, every line pinned by a warp
+  // that waited for the lock holding it while thirty warps' leaders spun on the lock
+  // (GPU core dumps and the lines' words, H200, 2026-11-30).
   AGIO_HD status claim_line_for(std::uint64_t tag, std::uint32_t& line, dirty_victim& dirty, std::uint64_t& evicted,
-                                claim_turn& turn, deadline limit) const {
+                                claim_turn& turn, deadline limit,
+                                on_contention contention = on_contention::wait) const {
     const std::uint32_t set = policy.set_of(state, tag);
+    // An access that asks for its turn takes the lock to register even while the set is full.
+    if (!turn.would_queue(limit, wait_timeout_ns) && !worth_locking(set)) return {outcome::pending, 0};
     std::uint32_t& set_lock = state.set_locks[set];
     const lock_name name{lock_kind::cache_set, set};
-    const status locked = locks.acquire(set_lock, name, limit);
-    if (!locked.ok()) return locked;
+    const bool waits = contention == on_contention::wait;
+    // A deadline already passed: one try.
+    const status locked = locks.acquire(set_lock, name, waits ? limit : deadline{0});
+    if (!locked.ok()) return waits ? locked : status{outcome::pending, 0};
     if (find(tag) != no_line) {
       locks.release(set_lock, name);
       return {outcome::pending, 0};

@@ -54,6 +54,11 @@ struct claim_turn {
     }
     return now == no_turn || now == limit.at_ns;
   }
+  // Whether the access would ask for its turn the next time it holds the set's lock: it then
+  // takes the lock even while the set has no line to give.
+  AGIO_HD bool would_queue(deadline limit, std::uint64_t timeout_ns) const {
+    return !queued && starving(limit, timeout_ns);
+  }
   // Under the set's lock, once a line is claimed: the next access's turn.
   AGIO_HD void claimed(const cache_state& cache, std::uint32_t set, deadline limit) {
     if (!queued) return;
