@@ -18,9 +18,10 @@
 // reader never holds a line while it waits. A thread with several readers (SpMV's columns and
 // values) names its other readers in each get(): if the read must wait for its line (its set
 // has none to give, its set's lock is taken, or another access is filling it), they let go of
-// theirs first, and pin again on their next read. Threads that wait holding lines can pin every line of a set while
-// waiting for room in another, and then nothing moves until their waits time out: 32 threads
-// with two readers each stopped an eight-line cache that way (tests/host/test_cache.cpp).
+// theirs first, and pin again on their next read. Threads that wait holding lines can pin
+// every line of a set while waiting for room in another, and then nothing moves until their
+// waits time out: 32 threads with two readers each stopped an eight-line cache that way
+// (tests/host/test_cache.cpp).
 // Likewise a lane that waits for its warp's other lanes (kept in step) should release() its
 // readers first.
 #include <cstdint>

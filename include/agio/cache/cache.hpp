@@ -599,8 +599,9 @@ class cache_handle {
 
   // Whether a claim in `set` may get somewhere under the set's lock: some line of it may be
   // given up now, or every line is FAILED (the claim reports the write-back's error). A look
-  // without the lock, which the claim repeats under it. Reporting the failure from here instead
-  // took SpMV's kernel to 81 registers, one over its budget (check_registers.py, 2026-11-30).
+  // without the lock, which the claim repeats under it. Reporting the failure from here instead,
+  // or looking for it with set_failure's loop of acquire loads after this one, took SpMV's
+  // kernel to 81 registers, one over its budget (check_registers.py, 2026-11-30).
   AGIO_HD bool worth_locking(std::uint32_t set) const {
     const std::uint32_t first = set * state.ways;
     bool all_failed = true;
