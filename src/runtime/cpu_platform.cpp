@@ -132,6 +132,7 @@ class cpu_platform final : public runtime::platform {
   }
 
   void reserve_thread_stack(std::size_t) override {}
+  void set_up_device_printf_and_heap() override {}
 
   void start_service(const io::io_state& io, std::uint32_t workers, std::uint32_t generation) override {
     std::vector<std::thread> earlier;

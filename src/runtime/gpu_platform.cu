@@ -35,6 +35,18 @@ __global__ void service_kernel(io::io_state io, std::uint32_t workers, std::uint
   }
 }
 
+// Launched once per GPU before a completion service first starts there, with `never` 0: no
+// thread takes its branch, but its launch is what has CUDA set up printf and the heap for the
+// GPU, which later kernels then find done (measured on an H200 VM: a kernel that merely contains
+// a printf, an assert or a malloc never started beside a running kernel otherwise, and priming
+// one of printf or malloc did not set up the other).
+__global__ void printf_and_heap_kernel(std::uint32_t never) {
+  if (never != 0) {
+    printf("agio: %u\n", never);
+    free(malloc(never));
+  }
+}
+
 // Copies are issued on the controller thread's own stream as they come; each push() closes a
 // batch with an event, and reap() hands back the tags of batches whose event has fired.
 class cuda_copy_engine final : public proxy::copy_engine {
@@ -198,6 +210,18 @@ class gpu_platform final : public runtime::platform {
     throw_on_cuda_error(cudaDeviceGetLimit(&current, cudaLimitStackSize), "cudaDeviceGetLimit (stack)");
     if (bytes > current)
       throw_on_cuda_error(cudaDeviceSetLimit(cudaLimitStackSize, bytes), "cudaDeviceSetLimit (stack)");
+  }
+
+  void set_up_device_printf_and_heap() override {
+    // Once per GPU and process: a second runtime's launch would wait for the first one's service.
+    static std::mutex mutex;
+    static std::vector<int> set_up;
+    const std::lock_guard lock(mutex);
+    if (std::find(set_up.begin(), set_up.end(), device_) != set_up.end()) return;
+    printf_and_heap_kernel<<<1, 1, 0, control_stream_>>>(0);
+    throw_on_cuda_error(cudaGetLastError(), "launching the printf and heap set-up kernel");
+    throw_on_cuda_error(cudaStreamSynchronize(control_stream_), "the printf and heap set-up kernel");
+    set_up.push_back(device_);
   }
 
   // Generations queue on the service stream, so a later one begins once the one before ended.

@@ -41,6 +41,10 @@ class runtime::platform {
   // Makes every kernel launched later find at least `bytes` of stack per thread, so that none
   // has to grow it (which would wait for the running service). Nothing to do for CPU threads.
   virtual void reserve_thread_stack(std::size_t bytes) = 0;
+  // Has CUDA set up device-side printf (which assert uses) and the device heap (malloc) for this
+  // GPU now. It sets each up at the first launch of a kernel that uses it, and that launch waits
+  // for every running kernel: beside the service it would never start. Nothing to do for CPU threads.
+  virtual void set_up_device_printf_and_heap() = 0;
   // Starts `workers` service workers running service::run over `io` as generation `generation`.
   // A generation started while an earlier one still runs begins once that one has ended (the
   // same worker of two generations never polls its queues at once).

@@ -340,6 +340,7 @@ void runtime::state::start_service(const sizes& sized) {
       options.completion == completion_mode::waiters ? io::retirement::by_waiters : io::retirement::by_service;
   service_workers = sized.retiring_workers + sized.posted_rings;
   plat->reserve_thread_stack(options.gpu_thread_stack_bytes);
+  if (options.completion != completion_mode::waiters) plat->set_up_device_printf_and_heap();
   if (options.completion == completion_mode::on_demand) {
     // No lease is held yet: generation 0 counts as told to quit, so the first lease launches 1.
     service_quit = static_cast<std::uint32_t*>(plat->allocate_pinned(2 * sizeof(std::uint32_t)));

@@ -1,13 +1,22 @@
 // Job kernels beside the completion service: one that needs more stack per thread than the
 // runtime reserved would make CUDA grow the stack, which waits for the service kernel forever;
 // run_job refuses it with a message naming the option, and runs it once the option is raised.
+// Jobs that contain a printf, an assert or a malloc start beside the service (CUDA sets each up
+// at the first launch of a kernel using it, which waits for running kernels: start() has it done).
 // And a job's register cap (max_registers): its kernel keeps to it and computes the same.
+// The assert case needs assert compiled in, which NDEBUG (release builds) would remove.
+#undef NDEBUG
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cassert>
+#include <chrono>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "agio/runtime/launch.hpp"
@@ -74,6 +83,84 @@ TEST(GpuLaunch, JobRunsBesideTheServiceOnceTheStackIsReserved) {
   const std::vector<std::uint32_t> got = run_big_stack_job(rt);
   for (std::uint32_t t = 0; t < got.size(); ++t) EXPECT_EQ(got[t], t + (t * 7) % words) << "thread " << t;
   rt.stop();
+}
+
+// Jobs whose kernels contain a device-runtime call on a branch no thread takes (`never` is
+// past the last thread), each writing t * 3 + 1 for thread t.
+struct printf_job {
+  std::uint32_t* out;
+  std::uint32_t never;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
+    if (t == never) printf("thread %u\n", t);
+    out[t] = t * 3 + 1;
+  }
+};
+struct assert_job {
+  std::uint32_t* out;
+  std::uint32_t never;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
+    assert(t != never);
+    out[t] = t * 3 + 1;
+  }
+};
+struct malloc_job {
+  std::uint32_t* out;
+  std::uint32_t never;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
+    if (t == never) free(malloc(t));
+    out[t] = t * 3 + 1;
+  }
+};
+
+// Launches the job on a stream of its own and waits up to 10 s for it. A kernel not started by
+// then waits for the service, and stop() did not return either (on an H200 VM without the
+// set-up, the test then ran past 120 s): so the test process exits.
+template <class Job>
+void expect_job_runs_beside_the_service(const char* what) {
+  runtime_options o = test::gpu_options();
+  o.completion = completion_mode::service;
+  runtime rt(o);
+  rt.attach("ram:1M");
+  rt.start();
+  constexpr std::uint32_t threads = 256;
+  auto* out = static_cast<std::uint32_t*>(rt.allocate_device(threads * sizeof(std::uint32_t)));
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  launch_job(rt, threads, Job{out, threads}, stream);
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  bool finished = false;
+  while (!(finished = cudaStreamQuery(stream) == cudaSuccess) && std::chrono::steady_clock::now() < limit)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!finished) {
+    std::fprintf(stderr, "FAILED: a job whose kernel contains %s had not finished beside the service after 10 s\n",
+                 what);
+    std::_Exit(1);
+  }
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  cudaStreamDestroy(stream);
+  std::vector<std::uint32_t> got(threads);
+  rt.copy_to_host(got.data(), out, threads * sizeof(std::uint32_t));
+  for (std::uint32_t t = 0; t < threads; ++t) ASSERT_EQ(got[t], t * 3 + 1) << "thread " << t;
+  rt.free(out);
+  rt.stop();
+}
+
+constexpr const char* no_service_under_test =
+    "compute-sanitizer runs one kernel at a time: no job runs beside a service";
+
+TEST(GpuLaunch, JobContainingPrintfRunsBesideTheService) {
+  if (waiters_under_test()) GTEST_SKIP() << no_service_under_test;
+  expect_job_runs_beside_the_service<printf_job>("a printf");
+}
+
+TEST(GpuLaunch, JobContainingAssertRunsBesideTheService) {
+  if (waiters_under_test()) GTEST_SKIP() << no_service_under_test;
+  expect_job_runs_beside_the_service<assert_job>("an assert");
+}
+
+TEST(GpuLaunch, JobContainingMallocRunsBesideTheService) {
+  if (waiters_under_test()) GTEST_SKIP() << no_service_under_test;
+  expect_job_runs_beside_the_service<malloc_job>("a malloc");
 }
 
 // Keeps 48 words that each round mixes into one another, which ptxas holds in registers of
