@@ -127,8 +127,8 @@ TEST(Posted, ManyThreadsThroughASmallRingAndASmallQueueAllLand) {
 }
 
 // A request the service cannot submit (here: more blocks than a command may carry) gets its
-// status and the refusal's word, and its cleared word all ones; the refusal is reported as a
-// submitter's would be.
+// status and the refusal's change added to its word (whose other bits stay), and its cleared
+// word all ones; the refusal is reported as a submitter's would be.
 TEST(Posted, ARefusedRequestSignalsItsStatusAndClearsItsWord) {
   runtime rt(cpu_options());
   rt.attach(device_options{"ram:4M?lba=4096", 1, 8});
@@ -137,9 +137,11 @@ TEST(Posted, ARefusedRequestSignalsItsStatusAndClearsItsWord) {
   auto* buffer = static_cast<std::byte*>(rt.allocate_device(1 << 20));
   signal_words s;
   s.tag = 42;
+  constexpr std::uint32_t others = 0x700;
+  s.word = others;
   const std::uint32_t too_many = io.max_blocks(0) + 1;
   ASSERT_TRUE(io.post_signalled(spec::opcode::read, 0, 0, too_many, buffer, s.signal(), refused_word, &s.tag).ok());
-  ASSERT_EQ(s.wait(0), refused_word);
+  ASSERT_EQ(s.wait(others), others + refused_word);
   EXPECT_EQ(status::unpack(s.status).result, outcome::invalid_argument);
   EXPECT_EQ(s.tag, ~std::uint64_t{0});
   EXPECT_EQ(s.failures, 0u) << "a refusal is no failed request";

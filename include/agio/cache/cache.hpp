@@ -120,10 +120,15 @@ class cache_handle {
     return taking_turns(tag, limit, [&](claim_turn& turn) -> status {
       bool counted_wait = false;
       detail::backoff wait(detail::io_wait_max_sleep_ns);
+      // After a first try that found the line without data, look at its word before pinning
+      // again: a pin added to a BUSY line and taken back is two changes of the word that the
+      // fill's completion and claims need, for nothing.
+      bool looked = false;
       for (;;) {
         const std::uint32_t found = find(tag);
         if (found != no_line) {
-          if (try_hit(found, tag)) {
+          if ((!looked || holds_data(state_of(detail::load<scope::device>(state.words[found], detail::relaxed)))) &&
+              try_hit(found, tag)) {
             if (!counted_wait) count_event(state, &cache_counters::hits);
             line = found;
             return {outcome::success, 0};
@@ -133,6 +138,7 @@ class cache_handle {
             const status failed = forget_failed_fill(found, tag, limit);
             if (failed.finished()) return failed;
           }
+          looked = true;
           // An access that gives up is counted when it asks again.
           if ((s == line_busy || s == line_cleaning) && contention == on_contention::wait) {
             if (!counted_wait) count_event(state, &cache_counters::hits_on_busy);
@@ -211,7 +217,7 @@ class cache_handle {
       detail::warp::copy_each<8>(detail::warp::active_lanes(), line_data(claimed), src, state.line_bytes);
       count_event(state, &cache_counters::demotions);
       // Release pairs with readers' acquire when they pin: the data precedes READY.
-      detail::store<scope::device>(state.words[claimed], line_word(line_ready), detail::release);
+      change_state(claimed, line_busy, line_ready);
       return s;
     };
     return taking_turns(tag, limit, copy_in).ok();
@@ -485,10 +491,10 @@ class cache_handle {
     std::uint64_t lba;
     std::uint32_t lbas;
     std::uint32_t line;
-    std::uint32_t pins;  // carried by the line through the request
     completion_signal signal;
     // If the service refuses a posted request: a fill's line ends INVALID and untagged (the
-    // requester's reserved pin still on it), a write-back's as it was before its cleaning.
+    // requester's reserved pin on it), a write-back's as it was before its cleaning. Like the
+    // signal's, a change added to the line's word.
     std::uint32_t on_refusal;
     std::uint64_t* cleared_on_refusal;
   };
@@ -535,13 +541,16 @@ class cache_handle {
   // checked again after pinning: a line is retagged only while claimed (BUSY, unpinned), so a
   // pinned line that shows our tag is ours.
   AGIO_HD bool try_hit(std::uint32_t line, std::uint64_t tag) const {
-    // Guess the common word (READY, unpinned) instead of loading it first: one round trip to
-    // memory less on a hit; a wrong guess costs the same as the load would have.
-    std::uint32_t word = line_word(line_ready);
-    do {
-      if (!holds_data(state_of(word))) return false;
-      // Acquire pairs with the fill's release of READY: the data is in place.
-    } while (!detail::compare_exchange<scope::device>(state.words[line], word, word + pin_unit, detail::acquire));
+    // The pin is an atomic add, taken back if the line held no data: a compare-and-swap fails
+    // whenever another warp's pin or unpin changed the word since, and the 32 warps that read
+    // one line at once in the array view retried 15 times a pin (line.hpp says what keeps the
+    // add safe). Acquire pairs with the release of the change that made the line hold data:
+    // the data is in place.
+    if (!holds_data(state_of(detail::fetch_add<scope::device>(state.words[line], pin_unit, detail::acquire)))) {
+      // Relaxed: the pin covered no access.
+      detail::fetch_add<scope::device>(state.words[line], 0u - pin_unit, detail::relaxed);
+      return false;
+    }
     // The policy's loads go out beside the tag's instead of a trip after it. If the line turns
     // out to hold another block (retagged between find and the pin), the policy was told of a
     // hit on it: a replacement hint gone astray, in a race that costs the access a retry anyway.
@@ -552,6 +561,11 @@ class cache_handle {
     return false;
   }
 
+  // Moves `line`, which the caller holds in state `from` (claimed BUSY, or CLEANING), to `to`,
+  // keeping its pins (line.hpp). Release: the caller's writes to the line precede the change.
+  AGIO_HD void change_state(std::uint32_t line, line_state from, line_state to) const {
+    detail::fetch_add<scope::device>(state.words[line], state_change(from, to), detail::release);
+  }
   // Reports the failure of the caller's own fill of `line`, which still carries the caller's
   // reserved pin: nobody can claim the line until that pin goes, so no lock is needed to untag
   // it, and the status read is this fill's.
@@ -749,9 +763,10 @@ class cache_handle {
 
   // What insert() submits: the read of `block` into the claimed (BUSY) line `victim`, or the
   // write-back of the line claim_line_for took instead (`dirty`). The completion publishes the
-  // line's new state. A fill's reserved pin (fill_mode::reserve) comes with either outcome: the
-  // line stays ours until we let go of it, so the state after_fill sees is our fill's, not a
-  // later fill's of another block. A write-back carries the pins of waiters that gave up.
+  // line's new state, a change added to its word (line.hpp). A fill's reserved pin
+  // (fill_mode::reserve) comes with either outcome: the line stays ours until we let go of it,
+  // so the state after_fill sees is our fill's, not a later fill's of another block. A
+  // write-back keeps the pins of waiters that gave up, which the add leaves alone.
   // Either completion counts a failure (in the first stripe), so that requests nobody waits
   // for (prefetches, requesters that gave up, write-backs) are counted too. One request built
   // with selects rather than one of two built in branches: the latter cost the graph kernels'
@@ -765,19 +780,18 @@ class cache_handle {
     const std::uint32_t device = writes ? tag_device(tag) : dev;
     const std::uint64_t first = writes ? tag_block(tag) : block;
     const std::uint32_t lbas = lbas_per_line(device);
-    const std::uint32_t pins = writes ? pins_of(detail::load<scope::device>(state.words[line], detail::relaxed))
-                                      : (mode == fill_mode::reserve ? 1 : 0);
-    return {
-        writes ? spec::opcode::write : spec::opcode::read,
-        device,
-        first * lbas,
-        lbas,
-        line,
-        pins,
-        {&state.words[line], line_word(line_ready, pins), line_word(writes ? line_failed : line_invalid, pins),
-         &state.fill_status[line], writes ? &state.counters[0].write_back_failures : &state.counters[0].fill_failures},
-        line_word(writes ? dirty.was : line_invalid, pins),
-        writes ? nullptr : &state.tags[line]};
+    const line_state from = writes ? line_cleaning : line_busy;
+    const std::uint32_t reserved = !writes && mode == fill_mode::reserve ? 1 : 0;
+    return {writes ? spec::opcode::write : spec::opcode::read,
+            device,
+            first * lbas,
+            lbas,
+            line,
+            {&state.words[line], state_change(from, line_ready, reserved),
+             state_change(from, writes ? line_failed : line_invalid, reserved), &state.fill_status[line],
+             writes ? &state.counters[0].write_back_failures : &state.counters[0].fill_failures},
+            state_change(from, writes ? dirty.was : line_invalid, reserved),
+            writes ? nullptr : &state.tags[line]};
   }
   // Submits `r`, with the lanes of `crew` to copy if the I/O handle copies with crews, or posts
   // it for the completion service to submit if the handle posts. Posting took the graph
@@ -800,7 +814,7 @@ class cache_handle {
     if (!issued.ok()) {
       detail::store<scope::device>(state.fill_status[victim], issued.pack(), detail::relaxed);
       detail::store<scope::device>(state.tags[victim], no_tag, detail::relaxed);
-      detail::store<scope::device>(state.words[victim], line_word(line_invalid), detail::release);
+      change_state(victim, line_busy, line_invalid);
       return issued;
     }
     if (mode == fill_mode::plain) return {outcome::success, 0};
@@ -845,7 +859,7 @@ class cache_handle {
     return after_write_back(r, was, submit(r, detail::warp::alone()));
   }
   AGIO_HD status after_write_back(const line_request& r, line_state was, status issued) const {
-    if (!issued.ok()) detail::store<scope::device>(state.words[r.line], line_word(was, r.pins), detail::release);
+    if (!issued.ok()) change_state(r.line, line_cleaning, was);
     return issued;
   }
 
@@ -886,13 +900,13 @@ class cache_handle {
           if (s.ok() && refuses_writes(claimed)) {
             // The claimed line goes back empty (release: its untagging precedes the next claim).
             detail::store<scope::device>(state.tags[claimed], no_tag, detail::relaxed);
-            detail::store<scope::device>(state.words[claimed], line_word(line_invalid), detail::release);
+            change_state(claimed, line_busy, line_invalid);
             return {outcome::stopped, 0};
           }
           if (s.ok()) {
             detail::thread_copy(line_data(claimed), src, state.line_bytes);
             // Release pairs with readers' acquire when they pin: the data precedes MODIFIED.
-            detail::store<scope::device>(state.words[claimed], line_word(line_modified), detail::release);
+            change_state(claimed, line_busy, line_modified);
             return s;
           }
           if (s.result != outcome::pending) return s;

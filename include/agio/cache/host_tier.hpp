@@ -166,12 +166,12 @@ class tiered_io : public IO {
     }
   }
 
-  // What the store's completion would have done: the status, then the word, with release (the
-  // data copied above precedes it for whoever acquires the word).
+  // What the store's completion would have done: the status, then the word's change, with
+  // release (the data copied above precedes it for whoever acquires the word).
   AGIO_HD static status publish(const completion_signal& signal) {
     const status done{outcome::success, 0};
     if (signal.status != nullptr) detail::store<detail::scope::device>(*signal.status, done.pack(), detail::relaxed);
-    detail::store<detail::scope::device>(*signal.word, signal.on_success, detail::release);
+    detail::fetch_add<detail::scope::device>(*signal.word, signal.on_success, detail::release);
     return done;
   }
 };

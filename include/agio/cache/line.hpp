@@ -14,9 +14,12 @@
 //             its data is not lost; only flush() writes it back again.
 //
 // A pin is one access in progress (a copy in or out, a warp reading elements). Only READY,
-// MODIFIED and FAILED lines can be pinned by accesses. A fill made for an access carries one pin
-// for its requester whichever way it ends, so the requester knows the outcome it sees is its own
-// fill's: an INVALID line keeps that pin until its requester has read the failure. A requester
+// MODIFIED and FAILED lines can be pinned by accesses. A reader pins by adding a pin to the word
+// whatever its state, and takes it back if the state it added to holds no data; so every other
+// change of a word is an atomic add (state_change) or a compare-and-swap of the exact word,
+// which keeps such a passing pin for its owner to take back. A fill made for an access carries
+// one pin for its requester whichever way it ends, so the requester knows the outcome it sees
+// is its own fill's: an INVALID line keeps that pin until its requester has read the failure. A requester
 // that gives up before its fill lands turns its pin into an orphan (cache_state::orphan_pins).
 // Only lines whose pins are all orphans can be claimed for eviction or cleaning, so a pinned
 // line's tag and data stay put. Nothing holds a pin while it waits for I/O.
@@ -44,6 +47,12 @@ inline constexpr std::uint32_t dirty_bit = 1;
 AGIO_HD constexpr line_state state_of(std::uint32_t word) { return static_cast<line_state>(word & state_mask); }
 AGIO_HD constexpr std::uint32_t pins_of(std::uint32_t word) { return word / pin_unit; }
 AGIO_HD constexpr std::uint32_t line_word(line_state state, std::uint32_t pins = 0) { return state | pins * pin_unit; }
+// What adding to a word (modulo 2^32) turns a line in state `from` into one in state `to` with
+// `pins` more pins, whatever pins it holds.
+AGIO_HD constexpr std::uint32_t state_change(line_state from, line_state to, std::uint32_t pins = 0) {
+  return line_word(to, pins) - line_word(from);
+}
+static_assert(line_word(line_busy, 3) + state_change(line_busy, line_invalid, 1) == line_word(line_invalid, 4));
 // READY, MODIFIED and FAILED (the states with bit 1 set): one test on the hit path.
 AGIO_HD constexpr bool holds_data(line_state s) { return (s & 2u) != 0; }
 static_assert(holds_data(line_ready) && holds_data(line_modified) && holds_data(line_failed) &&

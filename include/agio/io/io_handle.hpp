@@ -30,13 +30,16 @@
 
 namespace agio {
 
-// Where a signalled request reports its outcome (see io_handle::async_signalled).
+// Where a signalled request reports its outcome (see io_handle::async_signalled): it adds
+// `on_success` or `on_failure` to `word` (modulo 2^32) rather than storing a value, so that the
+// word's other parts stay as others have left them (a cache line's word: its pins, which
+// readers add and take back at any time).
 struct completion_signal {
   std::uint32_t* word = nullptr;
   std::uint32_t on_success = 0;
   std::uint32_t on_failure = 0;
-  std::uint32_t* status = nullptr;  // status::pack() of the outcome, stored before `word`
-  // Counted up by one when the request fails, before `word` is stored: lets the issuer count
+  std::uint32_t* status = nullptr;  // status::pack() of the outcome, stored before `word` changes
+  // Counted up by one when the request fails, before `word` changes: lets the issuer count
   // failures it never waits for (a cache's write-backs).
   std::uint64_t* failures = nullptr;
 };
@@ -89,8 +92,8 @@ class basic_io_handle : public io::io_state {
   }
   // A fire-and-forget read or write (`op`) for layers that track completion in their own words
   // (the cache's line states): nobody waits on the request; when it finishes, its status is
-  // stored in `signal.status` (if set) and then `signal.on_success` or `signal.on_failure` in
-  // `signal.word`, with release. The returned status is only whether it was submitted. One call
+  // stored in `signal.status` (if set) and then `signal.on_success` or `signal.on_failure` added
+  // to `signal.word`, with release. The returned status is only whether it was submitted. One call
   // for both directions, so that a caller submitting either from one place (the cache's miss
   // path) inlines the submission once.
   AGIO_HD status async_signalled(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks,
@@ -107,7 +110,7 @@ class basic_io_handle : public io::io_state {
   // the service must refuse (the runtime stopped before it was submitted, no transaction record
   // or queue entry within submit_timeout_ms of its posting, an invalid request) gets its status
   // stored in `signal.status`, all ones in `*cleared_on_refusal` (when not nullptr), and then
-  // `on_refusal` in `signal.word`, with release; the refusal is counted and reported as a
+  // `on_refusal` added to `signal.word`, with release; the refusal is counted and reported as a
   // submitter's would be.
   static constexpr bool posts_to_service = !waiters_retire;
   AGIO_HD status post_signalled(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks,
@@ -413,7 +416,7 @@ class basic_io_handle : public io::io_state {
         detail::store<detail::scope::device>(*reinterpret_cast<std::uint64_t*>(r.cleared_on_refusal), ~std::uint64_t{0},
                                              detail::relaxed);
       }
-      detail::store<detail::scope::device>(*signal.word, r.on_refusal, detail::release);
+      detail::fetch_add<detail::scope::device>(*signal.word, r.on_refusal, detail::release);
     }
     return true;
   }

@@ -26,9 +26,9 @@ namespace agio::queue {
 
 // One posted request: an NVMe read or write of `blocks` LBAs from `lba` of device `device` into
 // or out of `buffer`, whose outcome goes to a completion signal (io_handle.hpp) the poster
-// waits on, and what the consumer does if it must refuse it: stores its status and
-// `on_refusal` as the signal would on failure, after storing all ones to `cleared_on_refusal`
-// (when set; the cache untags a line whose fill was refused).
+// waits on, and what the consumer does if it must refuse it: stores its status and adds
+// `on_refusal` to the signal's word as the signal would on failure, after storing all ones to
+// `cleared_on_refusal` (when set; the cache untags a line whose fill was refused).
 struct posted_request {
   std::uint64_t lba;
   std::uint64_t buffer;

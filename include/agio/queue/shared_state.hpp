@@ -19,8 +19,8 @@ struct transaction_record {
   std::uint32_t blocks;
   std::uint32_t queue_pair;  // where the command went; a waiter that retires completions polls it
   // A signalled request (io_handle::async_*_signalled) has no waiter: its retirer stores the
-  // status in *signal_status, counts a failure in *signal_failures, then stores signal_ok or
-  // signal_failed in *signal_word, and gives the record back itself. 0 for requests that are
+  // status in *signal_status, counts a failure in *signal_failures, then adds signal_ok or
+  // signal_failed to *signal_word, and gives the record back itself. 0 for requests that are
   // waited on.
   std::uint32_t signal_ok;
   std::uint64_t signal_word;    // std::uint32_t* in GPU memory

@@ -217,8 +217,8 @@ AGIO_HD inline void finish(const io::io_state& io, const queue::queue_pair& qp, 
     if (rec.signal_failures != 0 && !result.ok())
       detail::fetch_add<scope::device>(*reinterpret_cast<std::uint64_t*>(rec.signal_failures), std::uint64_t{1},
                                        detail::relaxed);
-    detail::store<scope::device>(*reinterpret_cast<std::uint32_t*>(rec.signal_word),
-                                 result.ok() ? rec.signal_ok : rec.signal_failed, detail::release);
+    detail::fetch_add<scope::device>(*reinterpret_cast<std::uint32_t*>(rec.signal_word),
+                                     result.ok() ? rec.signal_ok : rec.signal_failed, detail::release);
     rec.signal_word = 0;
     io::give_back(io, rec, detail::load<scope::device>(rec.state, detail::relaxed));
     return;
