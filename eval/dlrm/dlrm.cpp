@@ -151,9 +151,7 @@ class executor {
     if (threads == 0) return;
 #if defined(__CUDACC__)
     if (gpu()) {
-      const cudaStream_t stream = on_io ? streams_->io_after_compute() : streams_->compute();
-      launch_job_kernel<<<(threads + 255) / 256, 256, 0, stream>>>(job, threads);
-      throw_on_cuda_error(cudaGetLastError(), "launching a DLRM job");
+      launch_job(rt_, threads, job, on_io ? streams_->io_after_compute() : streams_->compute());
       return;
     }
 #endif

@@ -185,9 +185,8 @@ step_result cpu_pipeline_step(const bench_context& b, const graph_case& c, const
                           stream.get());
           buffers.release(k, stream.get());
           const std::uint32_t threads = std::min(b.threads, (count + 31) / 32 * 32);
-          launch_job_kernel<<<(threads + 255) / 256, 256, 0, stream.get()>>>(
-              bfs_staged_job{set.columns, set.vertices, count, d.row, d.state, r.steps}, threads);
-          throw_on_cuda_error(cudaGetLastError(), "launching the CPU pipeline's BFS kernel");
+          launch_job(b.rt, threads, bfs_staged_job{set.columns, set.vertices, count, d.row, d.state, r.steps},
+                     stream.get());
         };
         if (!p.chunks.empty()) read_chunk(0, buffers.refill(0, "CPU pipeline copy"));
         buffers.run(p.chunks.size(), visit_chunk, read_chunk, "CPU pipeline copy");

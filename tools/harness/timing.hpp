@@ -112,6 +112,9 @@ template <class Job>
 double time_job(runtime& rt, std::uint32_t threads, const Job& job) {
 #if defined(__CUDACC__)
   if (rt.backend() == backend::gpu) {
+    // A kernel that needs more stack than the runtime reserved is refused, before the timing
+    // starts, as launch_job refuses it: beside the completion service it would never start.
+    check_job_stack<Job>(rt);
     constexpr std::uint32_t block = 256;
     return time_kernel([&](cudaStream_t stream) {
       launch_job_kernel<<<(threads + block - 1) / block, block, 0, stream>>>(job, threads);
