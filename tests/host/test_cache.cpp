@@ -461,6 +461,22 @@ TEST(ArrayReader, IndexPastAnyStorageIsAnInvalidArgument) {
   EXPECT_THROW(cache.array<larger_than_a_line>(), std::invalid_argument);
 }
 
+// A device past the attached ones is refused, also where its tag would alias an attached one's
+// (a tag keeps 8 bits of the device number): device 256's block 0 is not device 0's line.
+TEST(ArrayView, DevicePastTheAttachedOnesIsAnInvalidArgument) {
+  runtime rt(cpu_options());
+  start_with_pattern(rt, {"ram:1M?lba=4096", 2, 16}, 1);
+  software_cache<cache::clock> cache(rt, {4 * 4096, 4096, 4});
+  const auto arr = cache.array<std::uint32_t>();
+  std::uint32_t v = 0;
+  ASSERT_TRUE(arr.get(0, 5, v).ok());  // device 0's block 0 is now in the cache
+  EXPECT_EQ(v, 5u * 7 + 3);
+  v = 0;
+  EXPECT_EQ(arr.get(256, 5, v).result, outcome::invalid_argument);
+  EXPECT_EQ(arr.get(1, 5, v).result, outcome::invalid_argument);
+  EXPECT_EQ(v, 0u);
+}
+
 TEST(TinyCache, OneLineUnder1024Threads) { tiny_cache<cache::direct_mapped>(1); }
 TEST(TinyCache, TwoLinesUnder1024Threads) { tiny_cache<cache::clock>(2); }
 

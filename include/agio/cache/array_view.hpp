@@ -56,11 +56,45 @@ class array_view {
   AGIO_HD row operator[](std::uint32_t dev) const { return row(*this, dev); }
 
  private:
+  using handle_type = cache_handle<Policy, Locks, Shares, IO>;
+
+  // A read of a block whose line holds its data: the group's leader pins the line
+  // (acquire_present), its lanes read, the leader unpins. False, holding nothing and having read
+  // nothing, when no line holds the block's data now (absent, being filled, failed): the full
+  // access follows. A hit thus runs none of the miss path's code (the deadline, the retry loop,
+  // the crew's status, the warp's gathered counts): the vector mean through a preloaded view
+  // took 2.10 ms this way against 2.59, native loads 0.23 (H200; RESULTS.md, where a view's
+  // hit goes).
+  template <class Touch>
+  AGIO_HD bool read_present(std::uint32_t dev, std::uint64_t block, std::uint64_t offset, Touch& touch) const {
+    // A device past the attached ones would alias another's tags (block_tag keeps 8 bits).
+    if (dev >= cache.io.device_count) return false;
+    const detail::warp::lane_group group = detail::warp::group_by(block_tag(dev, block), cache.cache_id());
+    std::uint32_t line = no_line;
+    if (detail::warp::leads(group) && cache.acquire_present(dev, block, line) != handle_type::presence::pinned) {
+      line = no_line;
+    }
+    line = detail::warp::from_leader(group, line);
+    if (line == no_line) return false;
+    // The leader's pin acquired the line's data; the barrier orders the lanes' reads after it and
+    // the second one orders them before the unpin (as in access below).
+    detail::warp::sync(group);
+    touch(reinterpret_cast<T*>(cache.line_data(line)) + offset);
+    detail::warp::sync(group);
+    if (detail::warp::leads(group)) {
+      cache.unpin(line);
+      const std::uint32_t lanes = detail::warp::count(group.mask);
+      if (lanes != 1) count_event_alone(cache.state, &cache_counters::coalesced_in_warp, lanes - 1);
+    }
+    return true;
+  }
+
   template <class Touch>
   AGIO_HD status access(std::uint32_t dev, std::uint64_t index, Touch&& touch, bool writes) const {
     std::uint64_t block = 0;
     if (!block_of_element<T>(cache.state, index, block)) return {outcome::invalid_argument, 0};
     const std::uint64_t offset = index - block * elements_per_line<T>(cache.state);
+    if (!writes && read_present(dev, block, offset, touch)) return {outcome::success, 0};
     const deadline limit = deadline::after_ns(cache.wait_timeout_ns);
     const status cleared =
         writes ? cache.before_cache_write(dev, block, static_cast<std::uint32_t>(offset * sizeof(T)), sizeof(T))

@@ -174,8 +174,9 @@ class cache_handle {
     return result;
   }
 
-  // The lookup of a cache below another (host_tier.hpp), which reads nothing from storage:
-  // pins the line holding block `block` of `dev` if it holds the block's data (pinned); else
+  // The lookup of a cache below another (host_tier.hpp), and the array view's hit, which read
+  // nothing from storage: pins the line holding block `block` of `dev` if it holds the block's
+  // data (pinned; counted by the calling lane alone, count_event_alone); else
   // says whether a line holds the block without usable data now (unsettled: being filled or
   // written back, or its fill failed; acquire_line waits for it) or none does (absent).
   enum class presence { pinned, absent, unsettled };
@@ -184,7 +185,7 @@ class cache_handle {
     const std::uint32_t found = find(tag);
     if (found == no_line) return presence::absent;
     if (!try_hit(found, tag)) return presence::unsettled;
-    count_event(state, &cache_counters::hits);
+    count_event_alone(state, &cache_counters::hits);
     line = found;
     return presence::pinned;
   }

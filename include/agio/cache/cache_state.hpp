@@ -79,10 +79,22 @@ struct cache_state {
   detail::divisor set_count;   // line_count / ways (set_of divides by it)
 };
 
+// Adds `n` to counter `field` with an atomic of the calling lane's own, into the calling
+// processor's stripe of the counters: for callers that count one lane at a time (a group's
+// leader on the array view's hit), where gathering the lanes' counts first (count_event) cost
+// some 35 instructions a count. Counting this way everywhere took the array readers' kernels
+// to more registers (SpMV 81, one past its budget, and BaM's workload through readers from 61
+// to 67; ptxas, sm_90).
+AGIO_HD inline void count_event_alone(const cache_state& c, std::uint64_t cache_counters::*field, std::uint64_t n = 1) {
+  std::uint64_t& counter = c.counters[detail::processor_index() % counter_stripes].*field;
+  detail::fetch_add<detail::scope::device>(counter, n, detail::relaxed);
+}
+
 // Adds `n` to counter `field` from every calling lane, with one atomic per group of lanes that
-// call it together (lanes of a warp at the same point), not one per lane, into the calling
-// processor's stripe of the counters.
+// call it together (lanes of a warp at the same point), not one per lane.
 AGIO_HD inline void count_event(const cache_state& c, std::uint64_t cache_counters::*field, std::uint64_t n = 1) {
+  // The stripe's address first: computed inside the leader's branch it took the array readers'
+  // kernels 3 to 7 registers more (BFS 67, SpMV 83; ptxas, sm_90).
   std::uint64_t& counter = c.counters[detail::processor_index() % counter_stripes].*field;
   // Every lane adds the same n in practice; sum them anyway.
   const detail::warp::lane_group lanes = detail::warp::active_lanes();
