@@ -461,8 +461,9 @@ TEST(ArrayReader, IndexPastAnyStorageIsAnInvalidArgument) {
   EXPECT_THROW(cache.array<larger_than_a_line>(), std::invalid_argument);
 }
 
-// A device past the attached ones is refused, also where its tag would alias an attached one's
-// (a tag keeps 8 bits of the device number): device 256's block 0 is not device 0's line.
+// A device past the attached ones is refused by reads, writes and readers, also where its tag
+// would alias an attached one's (a tag keeps 8 bits of the device number): device 256's block 0
+// is not device 0's line.
 TEST(ArrayView, DevicePastTheAttachedOnesIsAnInvalidArgument) {
   runtime rt(cpu_options());
   start_with_pattern(rt, {"ram:1M?lba=4096", 2, 16}, 1);
@@ -474,7 +475,12 @@ TEST(ArrayView, DevicePastTheAttachedOnesIsAnInvalidArgument) {
   v = 0;
   EXPECT_EQ(arr.get(256, 5, v).result, outcome::invalid_argument);
   EXPECT_EQ(arr.get(1, 5, v).result, outcome::invalid_argument);
+  EXPECT_EQ(arr.put(256, 5, 1u).result, outcome::invalid_argument);
+  auto reader = arr.reader(256);
+  EXPECT_EQ(reader.get(5, v).result, outcome::invalid_argument);
   EXPECT_EQ(v, 0u);
+  ASSERT_TRUE(arr.get(0, 5, v).ok());  // device 0's element untouched by the refused write
+  EXPECT_EQ(v, 5u * 7 + 3);
 }
 
 TEST(TinyCache, OneLineUnder1024Threads) { tiny_cache<cache::direct_mapped>(1); }

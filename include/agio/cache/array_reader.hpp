@@ -104,6 +104,9 @@ class array_reader {
   template <class... Holding>
   AGIO_HD status move_to(std::uint64_t block, Holding&... holding) {
     release();
+    // Before the lanes group by tag: a device past the attached ones would alias another's tags
+    // (block_tag keeps 8 bits of the device), and its lanes would share that device's line.
+    if (dev_ >= cache_.io.device_count) return {outcome::invalid_argument, 0};
     const deadline limit = deadline::after_ns(cache_.wait_timeout_ns);
     if constexpr (sizeof...(Holding) != 0) {
       // First without waiting; if the line cannot be had at once, every lane of the group lets

@@ -67,8 +67,6 @@ class array_view {
   // hit goes).
   template <class Touch>
   AGIO_HD bool read_present(std::uint32_t dev, std::uint64_t block, std::uint64_t offset, Touch& touch) const {
-    // A device past the attached ones would alias another's tags (block_tag keeps 8 bits).
-    if (dev >= cache.io.device_count) return false;
     const detail::warp::lane_group group = detail::warp::group_by(block_tag(dev, block), cache.cache_id());
     std::uint32_t line = no_line;
     if (detail::warp::leads(group) && cache.acquire_present(dev, block, line) != handle_type::presence::pinned) {
@@ -91,6 +89,9 @@ class array_view {
 
   template <class Touch>
   AGIO_HD status access(std::uint32_t dev, std::uint64_t index, Touch&& touch, bool writes) const {
+    // Before the lanes group by tag: a device past the attached ones would alias another's tags
+    // (block_tag keeps 8 bits of the device), and its lanes would share that device's line.
+    if (dev >= cache.io.device_count) return {outcome::invalid_argument, 0};
     std::uint64_t block = 0;
     if (!block_of_element<T>(cache.state, index, block)) return {outcome::invalid_argument, 0};
     const std::uint64_t offset = index - block * elements_per_line<T>(cache.state);
