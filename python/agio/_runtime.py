@@ -247,7 +247,8 @@ class Runtime:
     max_transfer_bytes, controller_threads, service_warps, transaction_records,
     submit_timeout_ms, posted_slots, wait_timeout_ms, stop_timeout_ms, controller_spin_us,
     controller_copy_depth, lanes_per_queue, wait_together_ns, gpu_thread_stack_bytes,
-    host_tier_bytes, host_tier_numa_node and trip_stamps. An unknown keyword raises TypeError.
+    job_start_timeout_ms, host_tier_bytes, host_tier_numa_node and trip_stamps. An unknown
+    keyword raises TypeError.
 
     The host tier on the runtime: `host_tier_bytes` of pinned host memory (bound to NUMA node
     `host_tier_numa_node`, -1 for none) that every agio.Cache made on this runtime gets below

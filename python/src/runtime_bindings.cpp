@@ -90,6 +90,7 @@ void bind_runtime(nb::module_& m) {
       .def_rw("lanes_per_queue", &runtime_options::lanes_per_queue)
       .def_rw("wait_together_ns", &runtime_options::wait_together_ns)
       .def_rw("gpu_thread_stack_bytes", &runtime_options::gpu_thread_stack_bytes)
+      .def_rw("job_start_timeout_ms", &runtime_options::job_start_timeout_ms)
       .def_rw("host_tier_bytes", &runtime_options::host_tier_bytes)
       .def_rw("host_tier_numa_node", &runtime_options::host_tier_numa_node)
       .def_rw("trip_stamps", &runtime_options::trip_stamps);

@@ -25,7 +25,8 @@ def test_every_cpp_option_is_a_keyword(backend, arrays):
         "backend", "mover", "completion", "max_transfer_bytes", "controller_threads", "service_warps",
         "transaction_records", "submit_timeout_ms", "posted_slots", "wait_timeout_ms", "stop_timeout_ms",
         "controller_spin_us", "controller_copy_depth", "lanes_per_queue", "wait_together_ns",
-        "gpu_thread_stack_bytes", "host_tier_bytes", "host_tier_numa_node", "trip_stamps",
+        "gpu_thread_stack_bytes", "job_start_timeout_ms", "host_tier_bytes", "host_tier_numa_node",
+        "trip_stamps",
     }
     assert set(agio.runtime_option_names) == expected
     with agio.Runtime(backend=backend, devices=["ram:1M"], completion="waiters", wait_timeout_ms=5000,

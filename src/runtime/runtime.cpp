@@ -70,6 +70,12 @@ struct runtime::state {
   std::mutex allocations_mutex;
   std::vector<allocation> allocations;
   std::unique_ptr<memory_buffer> host_tier_memory;  // runtime_options::host_tier_bytes
+  // run_job's start marks (job_start_words of them; GPU backend only), those not handed out,
+  // and the last ticket taken; under job_marks_mutex.
+  std::uint64_t* job_start_marks = nullptr;
+  std::mutex job_marks_mutex;
+  std::vector<std::uint32_t> free_job_marks;
+  std::uint64_t job_tickets = 0;
 
   // Pinned host memory handed out (allocate_host, map_host): registered for I/O, given back by
   // free() or the destructor.
@@ -369,6 +375,11 @@ runtime::runtime(runtime_options options) : s_(std::make_unique<state>()) {
       throw std::runtime_error("agio: GPU backend requested but " + s_->no_gpu_reason);
     s_->plat = make_cpu_platform();
   }
+  if (s_->plat->kind() == backend::gpu) {
+    s_->job_start_marks =
+        static_cast<std::uint64_t*>(s_->plat->allocate_pinned(job_start_words * sizeof(std::uint64_t)));
+    for (std::uint32_t k = job_start_words; k-- > 0;) s_->free_job_marks.push_back(k);
+  }
   if (options.host_tier_bytes != 0) {
     s_->host_tier_memory = std::make_unique<memory_buffer>(*this, options.host_tier_bytes, options.host_tier_numa_node);
   }
@@ -385,6 +396,7 @@ runtime::~runtime() {
   s_->host_tier_memory.reset();  // gives its regions back through free(), while the state is whole
   s_->free_queues();
   if (s_->service_quit) s_->plat->free_pinned(s_->service_quit);
+  if (s_->job_start_marks) s_->plat->free_pinned(s_->job_start_marks);
   for (const auto& a : s_->allocations) {
     if (a.pinned) {
       s_->plat->free_pinned(a.p);
@@ -548,6 +560,27 @@ const waiting_io_handle& runtime::waiting_io() const {
 }
 
 completion_mode runtime::completion() const { return s_->options.completion; }
+
+runtime::job_start_mark runtime::take_job_start_mark() const {
+  state& s = *s_;
+  if (!s.job_start_marks) return {};
+  std::lock_guard lock(s.job_marks_mutex);
+  if (s.free_job_marks.empty()) {
+    throw std::runtime_error("agio: " + std::to_string(job_start_words) +
+                             " run_job calls at once on one runtime, or kernels that never started, hold every "
+                             "start mark");
+  }
+  const std::uint32_t k = s.free_job_marks.back();
+  s.free_job_marks.pop_back();
+  return {s.job_start_marks + k, ++s.job_tickets, s.options.job_start_timeout_ms};
+}
+
+void runtime::give_back_job_start_mark(const job_start_mark& mark) const {
+  state& s = *s_;
+  if (!mark.word) return;
+  std::lock_guard lock(s.job_marks_mutex);
+  s.free_job_marks.push_back(static_cast<std::uint32_t>(mark.word - s.job_start_marks));
+}
 
 void* runtime::allocate_device(std::size_t bytes) {
   void* p = s_->plat->allocate_device(bytes);

@@ -3,7 +3,9 @@
 // run_job refuses it with a message naming the option, and runs it once the option is raised.
 // Jobs that contain a printf, an assert or a malloc start beside the service (CUDA sets each up
 // at the first launch of a kernel using it, which waits for running kernels: start() has it done).
-// And a job's register cap (max_registers): its kernel keeps to it and computes the same.
+// A job whose kernel finds no room to start is reported (job_not_started) after
+// job_start_timeout_ms, and runs once there is room. And a job's register cap (max_registers):
+// its kernel keeps to it and computes the same.
 // The assert case needs assert compiled in, which NDEBUG (release builds) would remove.
 #undef NDEBUG
 #include <cuda_runtime.h>
@@ -163,6 +165,110 @@ TEST(GpuLaunch, JobContainingMallocRunsBesideTheService) {
   expect_job_runs_beside_the_service<malloc_job>("a malloc");
 }
 
+// A kernel of 1024-thread blocks that spins until *release is set, each block setting its word
+// of `resident` once it runs (plain stores: the VMs' GPUs have no atomics on host memory):
+// launched two blocks per SM (at most 32 registers a thread), it holds every thread slot of the
+// GPU, and no other kernel finds room.
+__global__ void __launch_bounds__(1024, 2)
+    fill_the_gpu(const volatile std::uint32_t* release, volatile std::uint32_t* resident) {
+  if (threadIdx.x == 0) resident[blockIdx.x] = 1;
+  while (*release == 0) __nanosleep(1'000);
+}
+
+struct numbered_job {
+  std::uint32_t* out;
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const { out[t] = t * 5 + 2; }
+};
+
+// A job whose kernel cannot start (every thread slot held by another kernel) is reported after
+// job_start_timeout_ms instead of waited for without end; it stays queued and runs once room
+// comes. Then a job on the free GPU runs as before. Waiters retire completions, so that nothing
+// of agio's runs on the GPU beside the kernel that fills it.
+TEST(GpuLaunch, JobThatFindsNoRoomIsReportedNotStartedAndRunsOnceThereIsRoom) {
+  // The runtime first: CUDA must come up with eager module loading, which the runtime asks for.
+  runtime_options o = test::gpu_options();
+  o.completion = completion_mode::waiters;
+  o.job_start_timeout_ms = 300;
+  runtime rt(o);
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, device), cudaSuccess);
+  int per_sm = 0;
+  ASSERT_EQ(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fill_the_gpu, 1024, 0), cudaSuccess);
+  if (per_sm * 1024 != prop.maxThreadsPerMultiProcessor) {
+    GTEST_SKIP() << per_sm << " blocks of 1024 threads per SM do not fill its " << prop.maxThreadsPerMultiProcessor
+                 << " thread slots";
+  }
+  rt.attach("ram:1M");
+  rt.start();
+  const auto blocks = static_cast<std::uint32_t>(per_sm * prop.multiProcessorCount);
+  // Zeroed: the release word, then each block's.
+  auto* flags = static_cast<std::uint32_t*>(rt.allocate_host((1 + blocks) * sizeof(std::uint32_t)));
+  volatile std::uint32_t* release = flags;
+  volatile std::uint32_t* resident = flags + 1;
+  const auto running_blocks = [&] {
+    std::uint32_t n = 0;
+    for (std::uint32_t b = 0; b < blocks; ++b) n += resident[b];
+    return n;
+  };
+  cudaStream_t filler;
+  // Lets the filler go and waits for it (10 s at most: a filler that does not end holds the GPU
+  // for good, so the process exits), then for the job queued behind it.
+  const auto let_go = [&] {
+    *release = 1;
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (cudaStreamQuery(filler) == cudaErrorNotReady && std::chrono::steady_clock::now() < limit)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (cudaStreamQuery(filler) == cudaErrorNotReady) {
+      std::fprintf(stderr, "FAILED: the kernel filling the GPU did not end 10 s after it was let go\n");
+      std::_Exit(1);
+    }
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  };
+  constexpr std::uint32_t threads = 4096;
+  auto* out = static_cast<std::uint32_t*>(rt.allocate_device(threads * sizeof(std::uint32_t)));
+  // Before the filler: a memset queued behind it could run after the job.
+  ASSERT_EQ(cudaMemset(out, 0, threads * sizeof(std::uint32_t)), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&filler, cudaStreamNonBlocking), cudaSuccess);
+  fill_the_gpu<<<blocks, 1024, 0, filler>>>(release, resident);
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (running_blocks() < blocks && std::chrono::steady_clock::now() < limit)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (const std::uint32_t running = running_blocks(); running < blocks) {
+    let_go();
+    FAIL() << "the filling kernel had " << running << " of its " << blocks << " blocks running after 10 s";
+  }
+
+  const auto launched = std::chrono::steady_clock::now();
+  try {
+    run_job(rt, threads, numbered_job{out});
+    ADD_FAILURE() << "run_job returned though its kernel had no room to start";
+  } catch (const job_not_started& e) {
+    const auto waited = std::chrono::steady_clock::now() - launched;
+    EXPECT_GE(waited, std::chrono::milliseconds(300));
+    EXPECT_LT(waited, std::chrono::seconds(5));
+    EXPECT_NE(std::string(e.what()).find("job_start_timeout_ms"), std::string::npos) << e.what();
+  }
+  let_go();
+  cudaStreamDestroy(filler);
+  std::vector<std::uint32_t> got(threads);
+  rt.copy_to_host(got.data(), out, threads * sizeof(std::uint32_t));
+  for (std::uint32_t t = 0; t < threads; ++t) ASSERT_EQ(got[t], t * 5 + 2) << "thread " << t << ", run once room came";
+
+  // The GPU free again: the next job starts and finishes, and is not mistaken for one that did not.
+  ASSERT_EQ(cudaMemset(out, 0, threads * sizeof(std::uint32_t)), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // run_job's stream does not wait for the memset
+  run_job(rt, threads, numbered_job{out});
+  rt.copy_to_host(got.data(), out, threads * sizeof(std::uint32_t));
+  for (std::uint32_t t = 0; t < threads; ++t) ASSERT_EQ(got[t], t * 5 + 2) << "thread " << t;
+  rt.free(out);
+  rt.free(flags);
+  rt.stop();
+}
+
 // Keeps 48 words that each round mixes into one another, which ptxas holds in registers of
 // their own unless capped (integers, so the host's sums are the same).
 template <unsigned Cap>
@@ -185,10 +291,11 @@ struct many_sums_job {
   }
 };
 
+// Of the kernel run_job launches for `Job`.
 template <class Job>
 int registers_of() {
   cudaFuncAttributes kernel{};
-  EXPECT_EQ(cudaFuncGetAttributes(&kernel, launch_job_kernel<Job>), cudaSuccess);
+  EXPECT_EQ(cudaFuncGetAttributes(&kernel, launch_job_kernel<start_marked_job<Job>>), cudaSuccess);
   return kernel.numRegs;
 }
 

@@ -4,11 +4,13 @@
 // call operator taking (thread, threads)) serve the GPU, the CPU test suite and the tools.
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "agio/detail/atomic.hpp"
 #include "agio/runtime/runtime.hpp"
 
 #if defined(__CUDACC__)
@@ -80,8 +82,66 @@ void launch_job(const runtime& rt, std::uint32_t threads, const Job& job, cudaSt
 }
 #endif
 
+// What run_job throws when its kernel has not started within runtime_options::
+// job_start_timeout_ms. The kernel stays queued and runs once it can: what it uses must stay
+// valid until then (after stop(), cudaDeviceSynchronize waits for it).
+class job_not_started : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+#if defined(__CUDACC__)
+// The job run_job launches: its first thread stores the runtime's start mark before the job
+// runs, so that run_job can tell a kernel that has not started from one still running. Only
+// run_job's kernels carry it: launch_job's (the evaluation's, whose registers are budgeted)
+// stay as they were.
+template <class Job>
+struct start_marked_job {
+  static constexpr unsigned max_registers = job_max_registers<Job>;
+  Job job;
+  std::uint64_t* mark;
+  std::uint64_t ticket;
+  __device__ void operator()(std::uint32_t t, std::uint32_t threads) const {
+    if (t == 0) detail::store<detail::scope::system>(*mark, ticket, detail::relaxed);
+    job(t, threads);
+  }
+};
+
+// Waits for the job kernel just queued on `stream` with start mark `mark`: until it finishes
+// once it has started, and throws job_not_started if it has not started by the mark's timeout.
+// The first looks come quickly (a kernel usually starts within microseconds, and a short job's
+// time is what run_job returns); later ones sleep up to a millisecond.
+inline void wait_for_job_kernel(cudaStream_t stream, const runtime::job_start_mark& mark) {
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::milliseconds(mark.timeout_ms);
+  for (std::uint32_t look = 0;; ++look) {
+    const cudaError_t state = cudaStreamQuery(stream);
+    if (state != cudaErrorNotReady) {
+      throw_on_cuda_error(state, "job kernel");
+      return;
+    }
+    if (detail::load<detail::scope::system>(*mark.word, detail::relaxed) == mark.ticket) break;
+    if (std::chrono::steady_clock::now() >= limit) {
+      throw job_not_started("agio: a job kernel had not started " + std::to_string(mark.timeout_ms) +
+                            " ms after its launch (runtime_options::job_start_timeout_ms). Beside the completion "
+                            "service a kernel whose launch makes CUDA wait for every running kernel never starts "
+                            "(docs/ARCHITECTURE.md, Living beside other GPU code, names the known causes), and one "
+                            "that finds no room on the GPU waits for room. It stays queued and runs once it can: "
+                            "keep what it uses valid until then");
+    }
+    if (look < 1'000) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(look < 2'000 ? 50 : 1'000));
+    }
+  }
+  throw_on_cuda_error(cudaStreamSynchronize(stream), "job kernel");
+}
+#endif
+
 // Runs job(t, threads) for t in [0, threads) and returns the elapsed seconds. On the CPU
-// backend every index is a thread of its own, so keep `threads` to a few dozen there.
+// backend every index is a thread of its own, so keep `threads` to a few dozen there. On the
+// GPU backend it throws job_not_started when the kernel has not started within
+// runtime_options::job_start_timeout_ms; once started, the job runs as long as it takes.
 template <class Job>
 double run_job(const runtime& rt, std::uint32_t threads, const Job& job,
                [[maybe_unused]] std::uint32_t block_threads = 256) {
@@ -89,15 +149,19 @@ double run_job(const runtime& rt, std::uint32_t threads, const Job& job,
   const service_lease lease(rt);  // completion_mode::on_demand: the service runs while the job does
   if (rt.backend() == backend::gpu) {
 #if defined(__CUDACC__)
-    check_job_stack<Job>(rt);
+    using marked = start_marked_job<Job>;
+    check_job_stack<marked>(rt);
+    const runtime::job_start_mark mark = rt.take_job_start_mark();
     cudaStream_t stream;
     throw_on_cuda_error(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    launch_job_kernel<<<(threads + block_threads - 1) / block_threads, block_threads, 0, stream>>>(job, threads);
-    const cudaError_t launched = cudaGetLastError();
-    const cudaError_t finished = cudaStreamSynchronize(stream);
-    cudaStreamDestroy(stream);
-    throw_on_cuda_error(launched, "launching a job kernel");
-    throw_on_cuda_error(finished, "job kernel");
+    // A stream destroyed with its kernel still queued (job_not_started) is released once the
+    // kernel has run.
+    const std::unique_ptr<CUstream_st, decltype(&cudaStreamDestroy)> owned(stream, cudaStreamDestroy);
+    launch_job_kernel<<<(threads + block_threads - 1) / block_threads, block_threads, 0, stream>>>(
+        marked{job, mark.word, mark.ticket}, threads);
+    throw_on_cuda_error(cudaGetLastError(), "launching a job kernel");
+    wait_for_job_kernel(stream, mark);
+    rt.give_back_job_start_mark(mark);  // kept if the kernel did not start: it may still store to it
 #else
     throw std::logic_error("agio: run_job on the GPU backend needs this file compiled by nvcc");
 #endif

@@ -100,6 +100,11 @@ struct runtime_options {
   // run_job refuses such a kernel; raise this for kernels of your own that need more. Costs
   // this much per thread the GPU can hold at once (4 KiB: 1.1 GiB on an H100).
   std::uint32_t gpu_thread_stack_bytes = 4096;
+  // GPU backend: how long run_job waits for its kernel to start (its first thread to run) before
+  // it throws job_not_started (launch.hpp). Beside the completion service, a kernel whose launch
+  // makes CUDA wait for every running kernel never starts, and one that finds no room on the GPU
+  // waits for room; once started, a job runs as long as it takes.
+  std::uint32_t job_start_timeout_ms = 60'000;
   // The runtime's host tier memory: pinned host memory (0: none) that host tiers made on this
   // runtime take their lines from (cache/host_tier.hpp), and that regions are allocated from
   // (host_tier_memory(), memory_buffer.hpp), so that all of them draw on one budget; bound to NUMA
@@ -253,6 +258,22 @@ class runtime {
   void acquire_service() const;
   void release_service() const;
   void release_service_after(void* stream) const;
+
+  // Where a kernel that run_job launches says it has started (launch.hpp): a word of pinned
+  // host memory the GPU reaches, this call's alone until given back, to which the kernel's first
+  // thread stores `ticket` (a plain store: the VMs' GPUs have no atomics on host memory), and
+  // how long to wait for it (runtime_options::job_start_timeout_ms). A mark whose kernel did not
+  // start is not given back, as that kernel may store to it whenever it runs. On the CPU backend
+  // `word` is nullptr: a job's threads start at once. Throws std::runtime_error when
+  // job_start_words marks are out at once.
+  struct job_start_mark {
+    std::uint64_t* word = nullptr;
+    std::uint64_t ticket = 0;
+    std::uint32_t timeout_ms = 0;
+  };
+  static constexpr std::uint32_t job_start_words = 1024;
+  job_start_mark take_job_start_mark() const;
+  void give_back_job_start_mark(const job_start_mark& mark) const;
 
   // Memory for I/O buffers, registered with the controller (like an IOMMU mapping). GPU
   // memory on the GPU backend; ordinary memory the CPU threads use on the CPU backend.
