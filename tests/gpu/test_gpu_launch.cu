@@ -114,9 +114,22 @@ struct malloc_job {
   }
 };
 
-// Launches the job on a stream of its own and waits up to 10 s for it. A kernel not started by
-// then waits for the service, and stop() did not return either (on an H200 VM without the
-// set-up, the test then ran past 120 s): so the test process exits.
+// Waits up to 10 s for the work on `stream` to end, or to fail (the caller's synchronize then
+// says how). Work still going then holds the GPU for good, and stop() would not return either
+// (on an H200 VM, a kernel waiting for the service ran past 120 s): so the test process exits,
+// saying `failure`.
+void end_within_10_s_or_exit(cudaStream_t stream, const std::string& failure) {
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (cudaStreamQuery(stream) == cudaErrorNotReady && std::chrono::steady_clock::now() < limit)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (cudaStreamQuery(stream) == cudaErrorNotReady) {
+    std::fprintf(stderr, "FAILED: %s\n", failure.c_str());
+    std::_Exit(1);
+  }
+}
+
+// Launches the job on a stream of its own and waits up to 10 s for it: a kernel not started by
+// then waits for the service.
 template <class Job>
 void expect_job_runs_beside_the_service(const char* what) {
   runtime_options o = test::gpu_options();
@@ -129,15 +142,8 @@ void expect_job_runs_beside_the_service(const char* what) {
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   launch_job(rt, threads, Job{out, threads}, stream);
-  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  bool finished = false;
-  while (!(finished = cudaStreamQuery(stream) == cudaSuccess) && std::chrono::steady_clock::now() < limit)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  if (!finished) {
-    std::fprintf(stderr, "FAILED: a job whose kernel contains %s had not finished beside the service after 10 s\n",
-                 what);
-    std::_Exit(1);
-  }
+  end_within_10_s_or_exit(
+      stream, std::string("a job whose kernel contains ") + what + " had not finished beside the service after 10 s");
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   cudaStreamDestroy(stream);
   std::vector<std::uint32_t> got(threads);
@@ -213,17 +219,10 @@ TEST(GpuLaunch, JobThatFindsNoRoomIsReportedNotStartedAndRunsOnceThereIsRoom) {
     return n;
   };
   cudaStream_t filler;
-  // Lets the filler go and waits for it (10 s at most: a filler that does not end holds the GPU
-  // for good, so the process exits), then for the job queued behind it.
+  // Lets the filler go and waits for it, then for the job queued behind it.
   const auto let_go = [&] {
     *release = 1;
-    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (cudaStreamQuery(filler) == cudaErrorNotReady && std::chrono::steady_clock::now() < limit)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (cudaStreamQuery(filler) == cudaErrorNotReady) {
-      std::fprintf(stderr, "FAILED: the kernel filling the GPU did not end 10 s after it was let go\n");
-      std::_Exit(1);
-    }
+    end_within_10_s_or_exit(filler, "the kernel filling the GPU did not end 10 s after it was let go");
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   };
   constexpr std::uint32_t threads = 4096;
