@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "agio/detail/divisor.hpp"
@@ -36,6 +37,18 @@ struct roundtrip_case {
   std::uint32_t queue_pairs = 4;
 };
 
+// The `bytes` at `back` once the jobs are done, having checked that none of their requests failed.
+std::vector<std::byte> copied_back(runtime& rt, const std::byte* back, std::uint32_t bytes,
+                                   const std::uint32_t* failures) {
+  std::vector<std::byte> got(bytes);
+  rt.copy_to_host(got.data(), back, bytes);
+  std::uint32_t failed = 0;
+  rt.copy_to_host(&failed, failures, 4);
+  rt.check();
+  EXPECT_EQ(failed, 0u);
+  return got;
+}
+
 class GpuRoundtrip : public ::testing::TestWithParam<roundtrip_case> {};
 
 TEST_P(GpuRoundtrip, WrittenDataReadsBackInAnotherOrder) {
@@ -59,12 +72,7 @@ TEST_P(GpuRoundtrip, WrittenDataReadsBackInAnotherOrder) {
     run_job(rt, 1024, bench::chunk_job{io, 0, 1, src, chunk, bytes / chunk, failures});
     run_job(rt, 768, bench::chunk_job{io, 0, 0, back, chunk, bytes / chunk, failures});
   });
-  std::vector<std::byte> got(bytes);
-  rt.copy_to_host(got.data(), back, bytes);
-  std::uint32_t failed = 0;
-  rt.copy_to_host(&failed, failures, 4);
-  rt.check();
-  EXPECT_EQ(failed, 0u);
+  const std::vector<std::byte> got = copied_back(rt, back, bytes, failures);
   for (std::uint32_t i = 0; i < bytes; i += chunk) {
     ASSERT_EQ(0, std::memcmp(got.data() + i, data.data() + i, chunk)) << "chunk " << i / chunk;
   }
@@ -82,6 +90,64 @@ INSTANTIATE_TEST_SUITE_P(
                       roundtrip_case{"ram_lanes_spread_waiting_together", data_mover::gpu_warps, false, 1, 8'000, 256},
                       roundtrip_case{"file_four_lanes_a_queue", data_mover::gpu_warps, true, 4, 2'000}),
     [](const auto& p) { return std::string(p.param.name); });
+
+// Writes whose data lanes stage alone and in groups of every size, with the tails that do not
+// fill a lane's loads in flight (io_handle::write_stage_loads), from 16-byte-aligned sources and
+// from sources only 4-byte aligned: in warp w the first 1 + 7w % 32 lanes write, thread t from 1
+// to 32 blocks of 512 bytes at the start of its own 16 KiB.
+template <class IO>
+struct ragged_write_job {
+  IO io;
+  const std::byte* src;
+  std::uint32_t* failures;
+  static constexpr std::uint32_t region = 16 * 1024;
+  AGIO_HD static bool writes(std::uint32_t t) { return t % 32 < 1 + (t / 32 * 7) % 32; }
+  AGIO_HD static std::uint32_t blocks(std::uint32_t t) { return 1 + (t * 5) % 32; }
+  AGIO_HD static std::uint32_t source_offset(std::uint32_t t) { return t % 3 == 0 ? 4 : 0; }
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
+    if (!writes(t)) return;
+    const std::byte* from = src + std::uint64_t{t} * region + source_offset(t);
+    if (!io.write(0, std::uint64_t{t} * (region / 512), blocks(t), from).ok()) {
+      detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+    }
+  }
+};
+
+TEST(GpuWriteStaging, LanesAloneAndInGroupsOfEverySizeWriteExactlyTheirData) {
+  runtime rt(gpu_options());
+  constexpr std::uint32_t threads = 1024, region = ragged_write_job<io_handle>::region;
+  constexpr std::uint32_t bytes = threads * region;
+  rt.attach(device_options{"ram:16M?lba=512", 4, 32});
+  rt.start();
+  const auto before = random_bytes(bytes, 5);
+  const auto data = random_bytes(bytes + 16, 6);
+  auto* staged = static_cast<std::byte*>(rt.allocate_device(bytes));
+  auto* src = static_cast<std::byte*>(rt.allocate_device(bytes + 16));
+  auto* back = static_cast<std::byte*>(rt.allocate_device(bytes));
+  auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
+  rt.copy_to_device(staged, before.data(), bytes);
+  rt.copy_to_device(src, data.data(), bytes + 16);
+  with_io(rt, [&](const auto& io) {
+    using job = ragged_write_job<std::decay_t<decltype(io)>>;
+    run_job(rt, 256, bench::chunk_job{io, 0, 1, staged, region, threads, failures});
+    run_job(rt, threads, job{io, src, failures});
+    run_job(rt, 256, bench::chunk_job{io, 0, 0, back, region, threads, failures});
+  });
+  const std::vector<std::byte> got = copied_back(rt, back, bytes, failures);
+  using job = ragged_write_job<io_handle>;
+  std::uint32_t writers = 0;
+  for (std::uint32_t t = 0; t < threads; ++t) {
+    const std::uint32_t written = job::writes(t) ? job::blocks(t) * 512 : 0;
+    writers += written != 0 ? 1 : 0;
+    const std::byte* at = got.data() + std::uint64_t{t} * region;
+    ASSERT_EQ(0, std::memcmp(at, data.data() + std::uint64_t{t} * region + job::source_offset(t), written))
+        << "thread " << t << ": its " << written << " bytes";
+    ASSERT_EQ(0, std::memcmp(at + written, before.data() + std::uint64_t{t} * region + written, region - written))
+        << "thread " << t << ": the bytes after its " << written;
+  }
+  EXPECT_GT(writers, threads / 3);
+  rt.stop();
+}
 
 // Every thread issues `per_thread` reads before it waits on any (AGILE Figure 1).
 template <class IO>

@@ -73,22 +73,34 @@ class basic_io_handle : public io::io_state {
  public:
   static constexpr bool waiters_retire = Retirement == io::retirement::by_waiters;
 
+  // A write's data is staged into its command's bounce slot (pinned host memory) by the lanes
+  // that submit it, each with this many 16-byte loads out before their stores. A lane alone with
+  // one load out makes 256 loads one after another for 4 KiB; eight out took 17 us off a 4 KiB
+  // write's trip of 46 us, at 32-40 more registers in a kernel that writes (H200, 2026-11-30;
+  // docs/RESULTS.md). So a submission whose direction is known when it is compiled carries the
+  // staging it needs and no more: reads and flushes none, writes this. Where the direction is a
+  // value (async_signalled, async_passthrough, the service's posted requests) it stages with one
+  // load out, so that kernels which only read through such a site are not charged for writes.
+  static constexpr unsigned write_stage_loads = 8;
+  static constexpr unsigned no_staging = 0;        // a site that submits no writes
+  static constexpr unsigned staging_by_value = 1;  // a site whose direction is a value
+
   AGIO_HD transaction async_read(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, void* dst) const {
-    return submit(spec::opcode::read, dev, lba, blocks, dst);
+    return submit<no_staging>(spec::opcode::read, dev, lba, blocks, dst);
   }
   AGIO_HD transaction async_write(std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, const void* src) const {
-    return submit(spec::opcode::write, dev, lba, blocks, const_cast<void*>(src));
+    return submit<write_stage_loads>(spec::opcode::write, dev, lba, blocks, const_cast<void*>(src));
   }
   // Byte-addressed forms, for code that thinks in file offsets (as with KvikIO or cuFile):
   // `offset` and `bytes` must be multiples of the device's LBA size (lba_bytes(dev)), else the
   // request is refused with outcome::misaligned and nothing is issued. One request moves at
   // most max_blocks(dev) blocks; read_bytes/write_bytes below split larger ranges.
   AGIO_HD transaction async_read_bytes(std::uint32_t dev, std::uint64_t offset, std::uint32_t bytes, void* dst) const {
-    return submit_bytes(spec::opcode::read, dev, offset, bytes, dst);
+    return submit_bytes<no_staging>(spec::opcode::read, dev, offset, bytes, dst);
   }
   AGIO_HD transaction async_write_bytes(std::uint32_t dev, std::uint64_t offset, std::uint32_t bytes,
                                         const void* src) const {
-    return submit_bytes(spec::opcode::write, dev, offset, bytes, const_cast<void*>(src));
+    return submit_bytes<write_stage_loads>(spec::opcode::write, dev, offset, bytes, const_cast<void*>(src));
   }
   // A fire-and-forget read or write (`op`) for layers that track completion in their own words
   // (the cache's line states): nobody waits on the request; when it finishes, its status is
@@ -98,7 +110,7 @@ class basic_io_handle : public io::io_state {
   // path) inlines the submission once.
   AGIO_HD status async_signalled(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks,
                                  void* buffer, const completion_signal& signal) const {
-    return submitted(submit(op, dev, lba, blocks, buffer, &signal));
+    return submitted(submit<staging_by_value>(op, dev, lba, blocks, buffer, &signal));
   }
 
   // async_signalled made by the completion service instead of the caller: the request goes into
@@ -181,7 +193,9 @@ class basic_io_handle : public io::io_state {
   }
 
   // Makes every write the device acknowledged so far durable.
-  AGIO_HD transaction async_flush(std::uint32_t dev) const { return submit(spec::opcode::flush, dev, 0, 0, nullptr); }
+  AGIO_HD transaction async_flush(std::uint32_t dev) const {
+    return submit<no_staging>(spec::opcode::flush, dev, 0, 0, nullptr);
+  }
 
   // Submits `cmd` as it is, but for its command identifier, which the queue assigns. For
   // tools and tests that need commands the typed calls refuse to build (any opcode, any
@@ -192,8 +206,8 @@ class basic_io_handle : public io::io_state {
                                         std::uint32_t bytes) const {
     const io::failure_cause invalid =
         dev >= device_count ? io::failure_cause::no_such_device : io::failure_cause::completed;
-    return issue(dev, &cmd, static_cast<spec::opcode>(cmd.opc()), cmd.slba(), cmd.blocks(), buffer, bytes, nullptr,
-                 invalid);
+    return issue<staging_by_value>(dev, &cmd, static_cast<spec::opcode>(cmd.opc()), cmd.slba(), cmd.blocks(), buffer,
+                                   bytes, nullptr, invalid);
   }
 
   // Three waits, by how long they may take:
@@ -302,11 +316,11 @@ class basic_io_handle : public io::io_state {
   // most max_blocks(dev) blocks, up to batch_window() of them in flight. Alignment is checked
   // for the whole range first: a misaligned one is refused (misaligned) with nothing issued.
   AGIO_HD status read_bytes(std::uint32_t dev, std::uint64_t offset, std::uint64_t bytes, void* dst) const {
-    return transfer_bytes(spec::opcode::read, dev, offset, bytes, static_cast<std::byte*>(dst));
+    return transfer_bytes<no_staging>(spec::opcode::read, dev, offset, bytes, static_cast<std::byte*>(dst));
   }
   AGIO_HD status write_bytes(std::uint32_t dev, std::uint64_t offset, std::uint64_t bytes, const void* src) const {
-    return transfer_bytes(spec::opcode::write, dev, offset, bytes,
-                          const_cast<std::byte*>(static_cast<const std::byte*>(src)));
+    return transfer_bytes<write_stage_loads>(spec::opcode::write, dev, offset, bytes,
+                                             const_cast<std::byte*>(static_cast<const std::byte*>(src)));
   }
 
   AGIO_HD std::uint32_t lba_bytes(std::uint32_t dev) const { return devices[dev].lba_bytes; }
@@ -401,8 +415,8 @@ class basic_io_handle : public io::io_state {
     io::failure_cause refused = invalid_cause(op, r.device, r.blocks);
     transaction t{transaction::none, 0};
     if (refused == io::failure_cause::completed) {
-      t = enqueue_at_gate(r.device, nullptr, op, r.lba, r.blocks, reinterpret_cast<void*>(r.buffer),
-                          r.blocks * devices[r.device].lba_bytes, &signal, refused, deadline{0});
+      t = enqueue_at_gate<staging_by_value>(r.device, nullptr, op, r.lba, r.blocks, reinterpret_cast<void*>(r.buffer),
+                                            r.blocks * devices[r.device].lba_bytes, &signal, refused, deadline{0});
       const bool starved = refused == io::failure_cause::no_queue_entry || refused == io::failure_cause::no_record;
       if (starved && now_ns() - r.posted_ns < submit_timeout_ns) return false;
     }
@@ -442,6 +456,7 @@ class basic_io_handle : public io::io_state {
     return true;
   }
 
+  template <unsigned StageLoads>
   AGIO_HD transaction submit_bytes(spec::opcode op, std::uint32_t dev, std::uint64_t offset, std::uint32_t bytes,
                                    void* buffer) const {
     if (dev >= device_count) {
@@ -450,9 +465,10 @@ class basic_io_handle : public io::io_state {
     transaction refused;
     if (misaligned(dev, op, offset, bytes, buffer, refused)) return refused;
     const std::uint32_t lba = devices[dev].lba_bytes;
-    return submit(op, dev, offset / lba, bytes / lba, buffer);
+    return submit<StageLoads>(op, dev, offset / lba, bytes / lba, buffer);
   }
 
+  template <unsigned StageLoads>
   AGIO_HD status transfer_bytes(spec::opcode op, std::uint32_t dev, std::uint64_t offset, std::uint64_t bytes,
                                 std::byte* buffer) const {
     if (dev >= device_count) {
@@ -473,7 +489,7 @@ class basic_io_handle : public io::io_state {
       const std::uint64_t done = std::uint64_t{i} * info.max_blocks;
       const std::uint64_t left = blocks - done;
       const auto n = static_cast<std::uint32_t>(left < info.max_blocks ? left : info.max_blocks);
-      return submit(op, dev, first + done, n, buffer + done * info.lba_bytes);
+      return submit<StageLoads>(op, dev, first + done, n, buffer + done * info.lba_bytes);
     });
   }
 
@@ -546,11 +562,12 @@ class basic_io_handle : public io::io_state {
     }
   }
 
+  template <unsigned StageLoads>
   AGIO_HD transaction submit(spec::opcode op, std::uint32_t dev, std::uint64_t lba, std::uint32_t blocks, void* buffer,
                              const completion_signal* signal = nullptr) const {
     const io::failure_cause invalid = invalid_cause(op, dev, blocks);
     const std::uint32_t bytes = invalid == io::failure_cause::completed ? blocks * devices[dev].lba_bytes : 0;
-    return issue(dev, nullptr, op, lba, blocks, buffer, bytes, signal, invalid);
+    return issue<StageLoads>(dev, nullptr, op, lba, blocks, buffer, bytes, signal, invalid);
   }
 
   // Takes a transaction record and a queue entry and submits either the typed command or `raw`;
@@ -560,14 +577,15 @@ class basic_io_handle : public io::io_state {
   // five causes, refuse() (which records the run's first failure) set the register peak of
   // every kernel that reads through the cache, which inlines the submission of its fills and
   // write-backs (the graph kernels' SpMV: 107 registers, 96 this way; sm_90, 2026-11-26).
+  template <unsigned StageLoads>
   AGIO_HD transaction issue(std::uint32_t dev, const spec::command* raw, spec::opcode op, std::uint64_t lba,
                             std::uint32_t blocks, void* buffer, std::uint32_t bytes, const completion_signal* signal,
                             io::failure_cause invalid) const {
     io::failure_cause refused = invalid;
     transaction t{transaction::none, 0};
     if (refused == io::failure_cause::completed) {
-      t = enqueue_at_gate(dev, raw, op, lba, blocks, buffer, bytes, signal, refused,
-                          deadline::after_ns(submit_timeout_ns));
+      t = enqueue_at_gate<StageLoads>(dev, raw, op, lba, blocks, buffer, bytes, signal, refused,
+                                      deadline::after_ns(submit_timeout_ns));
     }
     if (refused == io::failure_cause::completed) return t;
     return refuse({refused, dev, static_cast<std::uint32_t>(op), lba, blocks});
@@ -576,6 +594,7 @@ class basic_io_handle : public io::io_state {
   // Passes the submission gate and enqueues the command (claim_and_enqueue: `refused` is set
   // when no record, or no queue entry by `limit`, came), or refuses it with `stopped` when the
   // gate is closed.
+  template <unsigned StageLoads>
   AGIO_HD transaction enqueue_at_gate(std::uint32_t dev, const spec::command* raw, spec::opcode op, std::uint64_t lba,
                                       std::uint32_t blocks, void* buffer, std::uint32_t bytes,
                                       const completion_signal* signal, io::failure_cause& refused,
@@ -591,7 +610,7 @@ class basic_io_handle : public io::io_state {
       io::return_ticket(*this);
       t = refuse_stopped(dev);
     } else {
-      t = claim_and_enqueue(dev, raw, op, lba, blocks, buffer, bytes, signal, ticket, refused, limit);
+      t = claim_and_enqueue<StageLoads>(dev, raw, op, lba, blocks, buffer, bytes, signal, ticket, refused, limit);
     }
     // Release: the service that reads the gate empty sees this command's claim.
     detail::fetch_add<detail::scope::device>(control->submission_gate, ~0u, detail::release);
@@ -600,6 +619,7 @@ class basic_io_handle : public io::io_state {
 
   // Sets `refused` (and returns no transaction) when no record came, or no queue entry by `limit`
   // (one sweep over the device's queues is made whatever the limit).
+  template <unsigned StageLoads>
   AGIO_HD transaction claim_and_enqueue(std::uint32_t dev, const spec::command* raw, spec::opcode op, std::uint64_t lba,
                                         std::uint32_t blocks, void* buffer, std::uint32_t bytes,
                                         const completion_signal* signal, io::record_ticket ticket,
@@ -648,7 +668,8 @@ class basic_io_handle : public io::io_state {
         if (queue::try_claim(qp, detail::warp::group_by(q), position)) {
           // Relaxed store: a duplicate wait on an earlier handle of this record may read it.
           detail::store<detail::scope::device>(rec.queue_pair, q, detail::relaxed);
-          enqueue(qp, detail::warp::group_by(q), position, raw, op, info, lba, blocks, buffer, bytes, index);
+          enqueue<StageLoads>(qp, detail::warp::group_by(q), position, raw, op, info, lba, blocks, buffer, bytes,
+                              index);
           detail::fetch_add<detail::scope::device>(counters[dev].submitted, std::uint64_t{1}, detail::relaxed);
           return {index, generation};
         }
@@ -685,6 +706,7 @@ class basic_io_handle : public io::io_state {
   }
   static constexpr std::uint32_t spread_below_per_queue = 8;
 
+  template <unsigned StageLoads>
   AGIO_HD static void enqueue(const queue::queue_pair& qp, const detail::warp::lane_group& publishers,
                               std::uint64_t position, const spec::command* raw, spec::opcode op,
                               const io::device_info& info, std::uint64_t lba, std::uint32_t blocks, void* buffer,
@@ -716,11 +738,13 @@ class basic_io_handle : public io::io_state {
       detail::store<detail::scope::system>(declared.address, reinterpret_cast<std::uint64_t>(buffer), detail::relaxed);
       detail::store<detail::scope::system>(declared.bytes, queue::declared_bytes(bytes), detail::relaxed);
     }
-    // The lanes publishing together stage their writes' data together (a lane alone would have
-    // one load in flight). publish() below orders every lane's staging before its entry.
-    const bool stages = op == spec::opcode::write && qp.stage_writes != 0 && buffer != nullptr;
-    detail::warp::copy_each(publishers, qp.bounce + std::uint64_t{slot} * qp.slot_bytes, buffer,
-                            stages ? (bytes < qp.slot_bytes ? bytes : qp.slot_bytes) : 0);
+    // The lanes publishing together stage their writes' data together, each with StageLoads
+    // loads out. publish() below orders every lane's staging before its entry.
+    if constexpr (StageLoads != no_staging) {
+      const bool stages = op == spec::opcode::write && qp.stage_writes != 0 && buffer != nullptr;
+      detail::warp::copy_each<StageLoads>(publishers, qp.bounce + std::uint64_t{slot} * qp.slot_bytes, buffer,
+                                          stages ? (bytes < qp.slot_bytes ? bytes : qp.slot_bytes) : 0);
+    }
     queue::write_entry(qp.sq[slot], cmd);
     queue::publish(qp, publishers, position);
   }
