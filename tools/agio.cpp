@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
            "\n"
            "       [--queue-pairs N] [--queue-depth N] [--controller-threads N] [--lanes-per-warp N]\n"
            "       [--lanes-per-queue N] [--wait-together-ns NS] [--controller-copy-depth N]\n"
-           "       [--outstanding N,...] [--io-bytes N,...] [--ops read,write]",
+           "       [--service-staging-bytes N] [--outstanding N,...] [--io-bytes N,...] [--ops read,write]",
        "random-I/O benchmark (fio-like), agio beside the store's own ceiling\n"
        "Random reads and writes (4 and 64 KiB) through agio, swept over requests in flight and devices,\n"
        "each point beside the store's own ceiling (a CPU loop driving it directly). --quick (the\n"

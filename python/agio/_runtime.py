@@ -244,7 +244,7 @@ class Runtime:
     completion service runs only while a call is in flight, so torch.cuda.synchronize() and
     anything else that waits for every kernel return between calls; "service": it runs from
     start to stop, saving a kernel launch per call; "waiters": none, waiting threads retire),
-    max_transfer_bytes, controller_threads, service_warps, transaction_records,
+    max_transfer_bytes, controller_threads, service_warps, service_staging_bytes, transaction_records,
     submit_timeout_ms, posted_slots, wait_timeout_ms, stop_timeout_ms, controller_spin_us,
     controller_copy_depth, lanes_per_queue, wait_together_ns, gpu_thread_stack_bytes,
     job_start_timeout_ms, host_tier_bytes, host_tier_numa_node and trip_stamps. An unknown

@@ -80,6 +80,7 @@ void bind_runtime(nb::module_& m) {
       .def_rw("max_transfer_bytes", &runtime_options::max_transfer_bytes)
       .def_rw("controller_threads", &runtime_options::controller_threads)
       .def_rw("service_warps", &runtime_options::service_warps)
+      .def_rw("service_staging_bytes", &runtime_options::service_staging_bytes)
       .def_rw("transaction_records", &runtime_options::transaction_records)
       .def_rw("submit_timeout_ms", &runtime_options::submit_timeout_ms)
       .def_rw("posted_slots", &runtime_options::posted_slots)

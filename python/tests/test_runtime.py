@@ -26,7 +26,7 @@ def test_every_cpp_option_is_a_keyword(backend, arrays):
         "transaction_records", "submit_timeout_ms", "posted_slots", "wait_timeout_ms", "stop_timeout_ms",
         "controller_spin_us", "controller_copy_depth", "lanes_per_queue", "wait_together_ns",
         "gpu_thread_stack_bytes", "job_start_timeout_ms", "host_tier_bytes", "host_tier_numa_node",
-        "trip_stamps",
+        "trip_stamps", "service_staging_bytes",
     }
     assert set(agio.runtime_option_names) == expected
     with agio.Runtime(backend=backend, devices=["ram:1M"], completion="waiters", wait_timeout_ms=5000,
@@ -41,6 +41,8 @@ def test_unknown_or_bad_options_are_refused():
         agio.Runtime(backend="tpu")
     with pytest.raises(ValueError, match="completion must be"):
         agio.Runtime(completion="sometimes")
+    with pytest.raises(ValueError, match="service_staging_bytes must be a multiple of 4096"):
+        agio.Runtime(service_staging_bytes=1000)
     with pytest.raises(ValueError, match="host_tier_admission must be 'always', 'on_reuse' or 'on_eviction'"):
         agio.Runtime(host_tier_admission="sometimes")
 

@@ -148,7 +148,9 @@ class cpu_platform final : public runtime::platform {
       threads_.emplace_back([this, io, w, workers, generation, before = std::move(earlier[w])]() mutable {
         if (before.joinable()) before.join();
         const io_handle handle{io};
-        service::run(io, w, workers, generation, [&](std::uint32_t ring) { return handle.serve_posted(ring); });
+        // Host workers copy with memcpy: no staging area.
+        service::run(io, w, workers, generation, nullptr,
+                     [&](std::uint32_t ring) { return handle.serve_posted(ring); });
         std::lock_guard lock(mutex_);
         --running_;
         exited_.notify_all();

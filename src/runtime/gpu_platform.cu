@@ -25,14 +25,50 @@
 namespace agio {
 namespace {
 
-constexpr unsigned service_block_threads = 128;
+constexpr unsigned service_block_warps = 4;
+constexpr unsigned service_block_threads = service_block_warps * detail::warp::size;
 
-__global__ void service_kernel(io::io_state io, std::uint32_t workers, std::uint32_t generation) {
-  const std::uint32_t worker = (blockIdx.x * blockDim.x + threadIdx.x) / detail::warp::size;
-  const io_handle handle{io};
-  if (worker < workers) {
-    service::run(io, worker, workers, generation, [&](std::uint32_t ring) { return handle.serve_posted(ring); });
+// Where the service's workers sit in its blocks. While the service has submitting workers (as
+// many as retiring ones), each block's first half retires and its second half submits: only a
+// retiring warp has a staging area, and every block of a kernel gets the same shared memory, so
+// a block holds as few of them as it can. Without, every warp retires. The worker of warp
+// `warp` (of the block) of block `block`, or `workers` for none.
+struct service_layout {
+  std::uint32_t retiring = 0;
+  std::uint32_t submitting = 0;     // 0 or `retiring`
+  std::uint32_t staging_slots = 0;  // of each retiring warp's staging area (0: none)
+
+  __host__ __device__ std::uint32_t retiring_per_block() const {
+    return submitting == 0 ? service_block_warps : service_block_warps / 2;
   }
+  __host__ __device__ std::uint32_t blocks() const {
+    return (retiring + retiring_per_block() - 1) / retiring_per_block();
+  }
+  __device__ std::uint32_t worker_at(std::uint32_t block, std::uint32_t warp) const {
+    const std::uint32_t per_block = retiring_per_block();
+    const std::uint32_t k = block * per_block + warp % per_block;
+    if (k >= retiring) return retiring + submitting;
+    return warp < per_block ? k : retiring + k;
+  }
+};
+
+// Each retiring warp's staging area follows the one before it in the block's shared memory.
+__global__ void service_kernel(io::io_state io, service_layout layout, std::uint32_t generation) {
+  extern __shared__ __align__(128) unsigned char staging_areas[];
+  const std::uint32_t warp = threadIdx.x / detail::warp::size;
+  const std::uint32_t workers = layout.retiring + layout.submitting;
+  const std::uint32_t worker = layout.worker_at(blockIdx.x, warp);
+  if (worker >= workers) return;
+  detail::warp::bulk_staging staging;
+#if __CUDA_ARCH__ >= 900
+  if (layout.staging_slots != 0 && worker < layout.retiring) {
+    staging = detail::warp::bulk_staging(
+        staging_areas + warp * detail::warp::bulk_staging::bytes_for(layout.staging_slots), layout.staging_slots);
+  }
+#endif
+  const io_handle handle{io};
+  service::run(io, worker, workers, generation, &staging,
+               [&](std::uint32_t ring) { return handle.serve_posted(ring); });
 }
 
 // Launched once per GPU before a completion service first starts there, with `never` 0: no
@@ -226,9 +262,23 @@ class gpu_platform final : public runtime::platform {
 
   // Generations queue on the service stream, so a later one begins once the one before ended.
   void start_service(const io::io_state& io, std::uint32_t workers, std::uint32_t generation) override {
-    const std::uint32_t threads = workers * detail::warp::size;
-    const std::uint32_t blocks = (threads + service_block_threads - 1) / service_block_threads;
-    service_kernel<<<blocks, service_block_threads, 0, service_stream_>>>(io, workers, generation);
+    // Staging areas need bulk copies (sm_90) and are only worth their shared memory to a
+    // service that retires all along (with waiters retiring, it only drains at stop).
+    const bool staged = props_.major >= 9 && io.retired_by == io::retirement::by_service;
+    const service_layout layout{service::retiring_workers(io, workers), io.posted.count,
+                                staged ? io.service_staging_slots : 0};
+    const std::size_t staging =
+        std::size_t{layout.retiring_per_block()} * detail::warp::bulk_staging::bytes_for(layout.staging_slots);
+    if (staging > 48 * 1024) {
+      const std::string what = "asking for " + std::to_string(staging) +
+                               " bytes of shared memory a completion service block (runtime_options::"
+                               "service_staging_bytes for each of its " +
+                               std::to_string(layout.retiring_per_block()) + " retiring warps)";
+      throw_on_cuda_error(
+          cudaFuncSetAttribute(service_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(staging)),
+          what.c_str());
+    }
+    service_kernel<<<layout.blocks(), service_block_threads, staging, service_stream_>>>(io, layout, generation);
     throw_on_cuda_error(cudaGetLastError(), "launching the completion service");
     service_running_ = true;
   }

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "agio/detail/bulk_copy.hpp"
 #include "agio/runtime/memory_buffer.hpp"
 #include "agio/spec/status.hpp"
 #include "proxy/controller.hpp"
@@ -324,6 +325,7 @@ void runtime::state::publish_shared_state(const sizes& sized, const std::vector<
   io.wait_timeout_ns = std::uint64_t{options.wait_timeout_ms} * 1'000'000;
   io.lanes_per_queue_log2 = static_cast<std::uint32_t>(std::countr_zero(options.lanes_per_queue));
   io.wait_together_ns = options.wait_together_ns;
+  io.service_staging_slots = options.service_staging_bytes / detail::warp::bulk_staging::slot_bytes;
 }
 
 // The software NVMe controller's threads, serving the queue pairs from now on.
@@ -368,6 +370,11 @@ runtime::runtime(runtime_options options) : s_(std::make_unique<state>()) {
   }
   if (!std::has_single_bit(options.lanes_per_queue) || options.lanes_per_queue > 32) {
     throw std::invalid_argument("agio: lanes_per_queue must be a power of two from 1 to 32");
+  }
+  if (options.service_staging_bytes % detail::warp::bulk_staging::slot_bytes != 0 ||
+      options.service_staging_bytes > detail::warp::bulk_staging::max_slots * detail::warp::bulk_staging::slot_bytes) {
+    throw std::invalid_argument("agio: service_staging_bytes must be a multiple of 4096 up to 128 KiB, not " +
+                                std::to_string(options.service_staging_bytes));
   }
   if (options.backend != backend::cpu) s_->plat = make_gpu_platform(s_->no_gpu_reason);
   if (!s_->plat) {

@@ -1,7 +1,8 @@
 // The GPU suite (tests/gpu/, one file per theme so that they compile in parallel): the CPU
 // suite's scenarios with GPU threads as submitters and the completion service as a kernel.
 // Needs a GPU; run build/tests/agio_gpu_tests. This file: data written and read back through
-// every store and data mover, the device's divisor, and AGILE's Figure 1 (more requests in
+// every store and data mover, writes staged by lanes and reads copied by the completion service
+// of every size and alignment, the device's divisor, and AGILE's Figure 1 (more requests in
 // flight than the queues hold).
 #include <gtest/gtest.h>
 
@@ -148,6 +149,78 @@ TEST(GpuWriteStaging, LanesAloneAndInGroupsOfEverySizeWriteExactlyTheirData) {
   EXPECT_GT(writers, threads / 3);
   rt.stop();
 }
+
+// Reads whose copies the completion service makes out of a window: thread t reads 1 to 32
+// blocks of 512 bytes (up to four slots of a staging area, and tails of less than one) from the
+// start of its own 16 KiB into its own 16 KiB of GPU memory, 16-byte aligned or, for every
+// third thread, only 4-byte aligned (which bulk copies cannot take).
+template <class IO>
+struct ragged_read_job {
+  IO io;
+  std::byte* dst;
+  std::uint32_t* failures;
+  static constexpr std::uint32_t region = 16 * 1024 + 16;
+  AGIO_HD static std::uint32_t blocks(std::uint32_t t) { return 1 + (t * 11) % 32; }
+  AGIO_HD static std::uint32_t destination_offset(std::uint32_t t) { return t % 3 == 0 ? 4 : 0; }
+  AGIO_HD void operator()(std::uint32_t t, std::uint32_t) const {
+    std::byte* to = dst + std::uint64_t{t} * region + destination_offset(t);
+    if (!io.read(0, std::uint64_t{t} * (16 * 1024 / 512), blocks(t), to).ok()) {
+      detail::fetch_add<detail::scope::device>(*failures, 1u, detail::relaxed);
+    }
+  }
+};
+
+struct staging_case {
+  const char* name;
+  std::uint32_t staging_bytes;  // runtime_options::service_staging_bytes
+  bool file;
+};
+
+class GpuRetireCopies : public ::testing::TestWithParam<staging_case> {};
+
+TEST_P(GpuRetireCopies, ReadsOfEverySizeAndAlignmentLandExactlyAndNothingElse) {
+  const auto& c = GetParam();
+  const temp_file file(c.name);
+  runtime_options o = gpu_options();
+  o.service_staging_bytes = c.staging_bytes;
+  runtime rt(o);
+  constexpr std::uint32_t threads = 1024, store_bytes = threads * 16 * 1024;
+  using job = ragged_read_job<io_handle>;
+  constexpr std::uint32_t bytes = threads * job::region;
+  rt.attach(device_options{c.file ? "file:" + file.path() + "?create=16M&lba=512" : "ram:16M?lba=512", 4, 32});
+  rt.start();
+  const auto stored = random_bytes(store_bytes, 7);
+  const auto before = random_bytes(bytes, 8);
+  auto* src = static_cast<std::byte*>(rt.allocate_device(store_bytes));
+  auto* back = static_cast<std::byte*>(rt.allocate_device(bytes));
+  auto* failures = static_cast<std::uint32_t*>(rt.allocate_device(4));
+  rt.copy_to_device(src, stored.data(), store_bytes);
+  rt.copy_to_device(back, before.data(), bytes);
+  with_io(rt, [&](const auto& io) {
+    run_job(rt, 256, bench::chunk_job{io, 0, 1, src, 16 * 1024, threads, failures});
+    run_job(rt, threads, ragged_read_job<std::decay_t<decltype(io)>>{io, back, failures});
+  });
+  const std::vector<std::byte> got = copied_back(rt, back, bytes, failures);
+  for (std::uint32_t t = 0; t < threads; ++t) {
+    const std::uint32_t read = job::blocks(t) * 512, at = job::destination_offset(t);
+    const std::byte* mine = got.data() + std::uint64_t{t} * job::region;
+    const std::byte* was = before.data() + std::uint64_t{t} * job::region;
+    ASSERT_EQ(0, std::memcmp(mine, was, at)) << "thread " << t << ": the bytes before its " << read;
+    ASSERT_EQ(0, std::memcmp(mine + at, stored.data() + std::uint64_t{t} * 16 * 1024, read))
+        << "thread " << t << ": its " << read << " bytes";
+    ASSERT_EQ(0, std::memcmp(mine + at + read, was + at + read, job::region - at - read))
+        << "thread " << t << ": the bytes after its " << read;
+  }
+  rt.stop();
+}
+
+INSTANTIATE_TEST_SUITE_P(StagingAreas, GpuRetireCopies,
+                         ::testing::Values(staging_case{"ram_lanes_loads", 0, false},
+                                           staging_case{"ram_one_slot", 4096, false},
+                                           staging_case{"ram_default", runtime_options{}.service_staging_bytes, false},
+                                           staging_case{"file_one_slot", 4096, true},
+                                           staging_case{"file_default", runtime_options{}.service_staging_bytes, true}),
+                         [](const auto& p) { return std::string(p.param.name); });
 
 // Every thread issues `per_thread` reads before it waits on any (AGILE Figure 1).
 template <class IO>

@@ -361,6 +361,21 @@ TEST(RuntimeOptions, LanesPerQueueIsAPowerOfTwoUpToAWarp) {
   }
 }
 
+TEST(RuntimeOptions, ServiceStagingIsWholeSlotsUpToThirtyTwo) {
+  for (const std::uint32_t bytes : {1u, 4095u, 6144u, 33u * 4096u}) {
+    runtime_options opt;
+    opt.backend = backend::cpu;
+    opt.service_staging_bytes = bytes;
+    EXPECT_THROW(runtime{opt}, std::invalid_argument) << bytes;
+  }
+  for (const std::uint32_t bytes : {0u, 4096u, 32u * 4096u}) {
+    runtime_options opt;
+    opt.backend = backend::cpu;
+    opt.service_staging_bytes = bytes;
+    EXPECT_NO_THROW(runtime{opt}) << bytes;
+  }
+}
+
 // Statuses in words: describe() for a kernel's printf, to_string() for the host.
 TEST(StatusText, EveryOutcomeHasItsOwnWordsAndNvmeStatusesAreDecoded) {
   const status lba{outcome::nvme_error, spec::make_status(spec::status_type::generic, spec::generic::lba_out_of_range)};

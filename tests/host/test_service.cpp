@@ -429,7 +429,7 @@ class ServiceLoop : public ::testing::Test {
   std::future<void> start(const rig& r) {
     return std::async(std::launch::async, [&r] {
       const io_handle handle = r.handle();
-      run(r.io, 0, 1, 0, [&](std::uint32_t ring) { return handle.serve_posted(ring); });
+      run(r.io, 0, 1, 0, nullptr, [&](std::uint32_t ring) { return handle.serve_posted(ring); });
     });
   }
   static void set_mode(rig& r, io::service_mode mode) {

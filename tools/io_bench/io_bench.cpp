@@ -414,11 +414,13 @@ int io_bench_main(int argc, char** argv, int first) {
   const unsigned ctl_threads = opt.whole<unsigned>("controller-threads", 8);
   // GPU lanes per warp that issue requests (32: every lane; 1: one request thread per warp).
   const auto lanes_per_warp = opt.whole<std::uint32_t>("lanes-per-warp", 32);
-  // runtime_options::lanes_per_queue, wait_together_ns and controller_copy_depth.
+  // runtime_options::lanes_per_queue, wait_together_ns, controller_copy_depth and
+  // service_staging_bytes.
   runtime_options base;
   base.lanes_per_queue = opt.whole<std::uint32_t>("lanes-per-queue", base.lanes_per_queue);
   base.wait_together_ns = opt.whole<std::uint32_t>("wait-together-ns", base.wait_together_ns);
   base.controller_copy_depth = opt.whole<std::uint32_t>("controller-copy-depth", base.controller_copy_depth);
+  base.service_staging_bytes = opt.whole<std::uint32_t>("service-staging-bytes", base.service_staging_bytes);
   base.backend = want;
   base.completion = completion;
   base.controller_threads = ctl_threads;
@@ -618,7 +620,8 @@ int io_bench_main(int argc, char** argv, int first) {
   doc.config.set("controller_threads", std::int64_t{ctl_threads}).set("lanes_per_warp", std::int64_t{lanes_per_warp});
   doc.config.set("lanes_per_queue", std::int64_t{base.lanes_per_queue})
       .set("wait_together_ns", std::int64_t{base.wait_together_ns})
-      .set("controller_copy_depth", std::int64_t{base.controller_copy_depth});
+      .set("controller_copy_depth", std::int64_t{base.controller_copy_depth})
+      .set("service_staging_bytes", std::int64_t{base.service_staging_bytes});
   doc.config.set("file", file).set("ram", ram);
   doc.config.set("completion", completion_name(completion));
   doc.config.set("profile_store", profile).set("h2d_copy_gbps", h2d).set("d2h_copy_gbps", d2h);

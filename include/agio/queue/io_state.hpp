@@ -43,6 +43,8 @@ struct io_state {
   // runtime_options::wait_together_ns.
   std::uint32_t lanes_per_queue_log2 = 5;
   std::uint32_t wait_together_ns = 0;
+  // runtime_options::service_staging_bytes in 4 KiB slots.
+  std::uint32_t service_staging_slots = 0;
 };
 
 }  // namespace agio::io

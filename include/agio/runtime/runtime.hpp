@@ -61,6 +61,14 @@ struct runtime_options {
   // warps (GPU) or 2 threads (CPU). As many again submit the requests posted to the service
   // (posted_slots), unless waiters retire completions.
   std::uint32_t service_warps = 0;
+  // GPU backend, sm_90 and later: shared memory (a multiple of 4096, at most 128 KiB) each
+  // retiring warp of the completion service copies reads' data through with bulk asynchronous
+  // copies, which have all of a window's copies in flight at once; 0: its lanes copy with loads,
+  // one copy after another. Each service block (two retiring and two submitting warps) takes
+  // twice this from its SM while the service runs, which kernels beside it cannot use. Measured
+  // against 0 (`ram:` reads, H200): 64 KiB reads at 16 in flight 3.1x faster with 32 KiB, 4.0x
+  // with 64 KiB; 4 KiB reads at 16 in flight 1.16x and 1.19x (docs/RESULTS.md).
+  std::uint32_t service_staging_bytes = 32 * 1024;
   // Requests that may be in flight (submitted and not yet waited on) at once, over all devices;
   // 88 bytes of device memory each. A request beyond it is refused at once with no_resources.
   // 0: four per queue entry, at least 65536 (5.5 MiB).

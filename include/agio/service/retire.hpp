@@ -8,6 +8,7 @@
 
 #include "agio/detail/atomic.hpp"
 #include "agio/detail/backoff.hpp"
+#include "agio/detail/bulk_copy.hpp"
 #include "agio/detail/clock.hpp"
 #include "agio/detail/warp.hpp"
 #include "agio/queue/failure.hpp"
@@ -229,17 +230,20 @@ AGIO_HD inline void finish(const io::io_state& io, const queue::queue_pair& qp, 
 // Retires the entries `fresh` of the window at `offset`; the whole team calls it. Returns how
 // many named a transaction. A warp team passes each lane's own entry's DW3 as its scan read it
 // (`scanned_dw3`): the entry does not change until the window is retired, and reading it again
-// would cost every retirement one more trip across PCIe before its first lookup.
+// would cost every retirement one more trip across PCIe before its first lookup. A warp team
+// with a staging area (`staging`, the completion service's on sm_90) makes the window's copies
+// through it, all in flight at once; without one, one entry after another with its lanes' loads.
 template <class Team>
 AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_pair& qp, std::uint32_t offset,
-                                    std::uint32_t fresh, [[maybe_unused]] std::uint32_t scanned_dw3) {
+                                    std::uint32_t fresh, [[maybe_unused]] std::uint32_t scanned_dw3,
+                                    [[maybe_unused]] detail::warp::bulk_staging* staging) {
   const std::uint64_t seen_ns = qp.stamps != nullptr ? now_ns() : 0;
 #if defined(__CUDA_ARCH__)
   if constexpr (Team::whole_warp) {
     // Lane k looks up and finishes entry k itself, so the window's bookkeeping (a few
     // dependent trips to memory per entry, some across PCIe) happens once for all entries
-    // instead of once per entry; only the copies go one entry at a time, each by the whole
-    // warp.
+    // instead of once per entry; the copies are made by the whole warp, through the staging
+    // area all at once where there is one, else one entry at a time.
     const detail::warp::lane_group warp = detail::warp::whole_warp();
     const unsigned lane = detail::warp::lane_id();
     entry_to_retire mine;
@@ -255,12 +259,16 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
                                   detail::warp::from_lane(warp, std::uint64_t{c.bytes}, owner),
                                   detail::warp::from_lane(warp, std::uint64_t{c.check}, owner)};
     };
+    detail::warp::bulk_staging none;
+    detail::warp::bulk_copies copies(staging != nullptr ? *staging : none);
     const std::uint32_t copying = detail::warp::ballot(warp, mine.copies());
     for (std::uint32_t pending = copying; pending != 0; pending &= pending - 1) {
       const queue::deferred_copy c = from(mine.copy, detail::warp::lowest_lane(pending));
-      Team::copy(reinterpret_cast<void*>(c.destination), reinterpret_cast<const void*>(c.source),
-                 static_cast<std::uint32_t>(c.bytes));
+      copies.copy(reinterpret_cast<void*>(c.destination), reinterpret_cast<const void*>(c.source),
+                  static_cast<std::uint32_t>(c.bytes));
     }
+    // Every source has been read and every copy is in place.
+    copies.finish();
     // Copies from a store's bytes are checked together, one look per entry by its own lane,
     // after a fence that orders every lane's copy before every look (copy_from_view).
     const std::uint32_t checked = detail::warp::ballot(warp, mine.copies() && mine.copy.check != 0);
@@ -302,7 +310,8 @@ AGIO_HD std::uint32_t retire_window(const io::io_state& io, const queue::queue_p
 // and when the whole window is retired move on and ring the head doorbell. The caller owns the
 // queue's polling state. Returns the number of entries retired.
 template <class Team>
-AGIO_HD std::uint32_t poll_queue(const io::io_state& io, const queue::queue_pair& qp) {
+AGIO_HD std::uint32_t poll_queue(const io::io_state& io, const queue::queue_pair& qp,
+                                 detail::warp::bulk_staging* staging = nullptr) {
   queue::cq_poll_state& state = *qp.poll;
   const std::uint32_t offset = state.offset;
   const std::uint32_t phase = state.phase;
@@ -313,7 +322,7 @@ AGIO_HD std::uint32_t poll_queue(const io::io_state& io, const queue::queue_pair
     scanned_dw3 = detail::load<scope::system>(qp.cq[offset + lane].dw3, detail::acquire);
     return spec::cqe_phase(scanned_dw3) == (phase != 0);
   });
-  const std::uint32_t finished = retire_window<Team>(io, qp, offset, fresh, scanned_dw3);
+  const std::uint32_t finished = retire_window<Team>(io, qp, offset, fresh, scanned_dw3, staging);
   const std::uint32_t retired = mask | fresh;
   if (Team::is_leader()) {
     // Only this queue's retirer writes `completed`; the service's drain check reads it.
@@ -339,7 +348,8 @@ AGIO_HD std::uint32_t poll_queue(const io::io_state& io, const queue::queue_pair
 // drains after them): the queue's retire_lock makes its polling state single-owner. Returns
 // the number of entries retired, 0 when the lock was busy.
 template <class Team>
-AGIO_HD std::uint32_t poll_queue_if_free(const io::io_state& io, const queue::queue_pair& qp) {
+AGIO_HD std::uint32_t poll_queue_if_free(const io::io_state& io, const queue::queue_pair& qp,
+                                         detail::warp::bulk_staging* staging = nullptr) {
   std::uint32_t unlocked = 0;
   // Acquire pairs with the previous holder's release: its updates of the polling state are seen.
   const bool mine = Team::from_leader(Team::is_leader() && detail::compare_exchange<scope::device>(
@@ -348,7 +358,7 @@ AGIO_HD std::uint32_t poll_queue_if_free(const io::io_state& io, const queue::qu
   std::uint32_t retired = 0;
   // Keep going while windows fill up, so a waiter retires a burst in one turn.
   for (std::uint32_t step = 0; step < 4; ++step) {
-    const std::uint32_t n = poll_queue<Team>(io, qp);
+    const std::uint32_t n = poll_queue<Team>(io, qp, staging);
     retired += n;
     if (n == 0) break;
   }
@@ -359,8 +369,10 @@ AGIO_HD std::uint32_t poll_queue_if_free(const io::io_state& io, const queue::qu
 
 // One polling step by whoever retires completions for `qp` under the runtime's mode.
 template <class Team>
-AGIO_HD std::uint32_t poll_for_mode(const io::io_state& io, const queue::queue_pair& qp) {
-  return io.retired_by == io::retirement::by_waiters ? poll_queue_if_free<Team>(io, qp) : poll_queue<Team>(io, qp);
+AGIO_HD std::uint32_t poll_for_mode(const io::io_state& io, const queue::queue_pair& qp,
+                                    detail::warp::bulk_staging* staging) {
+  return io.retired_by == io::retirement::by_waiters ? poll_queue_if_free<Team>(io, qp, staging)
+                                                     : poll_queue<Team>(io, qp, staging);
 }
 
 }  // namespace agio::service

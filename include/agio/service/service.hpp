@@ -77,13 +77,14 @@ AGIO_HD inline lease_news news_for(const io::io_state& c, std::uint32_t generati
 // retiring worker w's queue pairs (w, w + retiring, ...) belong to it alone, and a submitting
 // worker's ring to it alone, whose requests `serve_posted(ring)` submits
 // (io_handle::serve_posted: the submission is the I/O handle's, a layer above) and returns how
-// many it handled. Runs until the host asks it to exit, or to drain and drained() says so. An
+// many it handled. A retiring worker on the GPU copies through its warp's `staging` area, if it
+// has one (null: none). Runs until the host asks it to exit, or to drain and drained() says so. An
 // on-demand service (completion_mode::on_demand) is launched as generation `generation` and
 // also ends, drained, once the host has released the last lease (news_for says drain_and_exit),
 // or at once when the host has queued the next generation behind it (exit_now).
 template <class ServePosted>
 AGIO_HD void run(const io::io_state& c, std::uint32_t worker, std::uint32_t workers, std::uint32_t generation,
-                 ServePosted&& serve_posted) {
+                 detail::warp::bulk_staging* staging, ServePosted&& serve_posted) {
   // Idle polls stay short: a completion waits at most this long for its warp to look again.
   detail::backoff idle(1'024);
   // The lease words are in host memory: read at every poll, their round trip over PCIe would slow
@@ -98,7 +99,7 @@ AGIO_HD void run(const io::io_state& c, std::uint32_t worker, std::uint32_t work
     std::uint32_t retired = 0;
     if (worker < retiring) {
       for (std::uint32_t q = worker; q < c.queue_pair_count; q += retiring)
-        retired += poll_for_mode<warp_team>(c, c.queue_pairs[q]);
+        retired += poll_for_mode<warp_team>(c, c.queue_pairs[q], staging);
     } else {
       retired += serve_posted(worker - retiring);
     }
