@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agio/detail/bulk_copy.hpp"
+#include "agio/runtime/cuda_error.hpp"
 #include "test_support.hpp"
 
 namespace agio {
@@ -54,15 +55,13 @@ __global__ void copy_in_batches(copy_list list, std::uint32_t slots) {
 #endif
 }
 
-void check(cudaError_t e, const char* what) { ASSERT_EQ(e, cudaSuccess) << what << ": " << cudaGetErrorString(e); }
-
 class GpuBulkCopies : public ::testing::TestWithParam<std::uint32_t> {};
 
 TEST_P(GpuBulkCopies, EveryLengthAndAlignmentLandsExactlyAndNothingElse) {
   int device = 0;
   cudaDeviceProp props{};
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  check(cudaGetDeviceProperties(&props, device), "cudaGetDeviceProperties");
+  throw_on_cuda_error(cudaGetDevice(&device), "cudaGetDevice");
+  throw_on_cuda_error(cudaGetDeviceProperties(&props, device), "cudaGetDeviceProperties");
   if (props.major < 9) GTEST_SKIP() << "bulk copies need sm_90";
   const std::uint32_t slots = GetParam();
   // Copy k: 16 bytes to a little over three slots, every seventh from a source and to a
@@ -81,32 +80,33 @@ TEST_P(GpuBulkCopies, EveryLengthAndAlignmentLandsExactlyAndNothingElse) {
   const std::vector<std::byte> data = test::random_bytes(source_total, 21);
   const std::vector<std::byte> before = test::random_bytes(destination_total, 22);
   void* host = nullptr;
-  check(cudaHostAlloc(&host, source_total, cudaHostAllocMapped), "cudaHostAlloc");
+  throw_on_cuda_error(cudaHostAlloc(&host, source_total, cudaHostAllocMapped), "cudaHostAlloc");
   std::memcpy(host, data.data(), source_total);
   void* host_on_device = nullptr;
-  check(cudaHostGetDevicePointer(&host_on_device, host, 0), "cudaHostGetDevicePointer");
+  throw_on_cuda_error(cudaHostGetDevicePointer(&host_on_device, host, 0), "cudaHostGetDevicePointer");
   std::byte* out = nullptr;
-  check(cudaMalloc(&out, destination_total), "cudaMalloc");
-  check(cudaMemcpy(out, before.data(), destination_total, cudaMemcpyHostToDevice), "cudaMemcpy");
+  throw_on_cuda_error(cudaMalloc(&out, destination_total), "cudaMalloc");
+  throw_on_cuda_error(cudaMemcpy(out, before.data(), destination_total, cudaMemcpyHostToDevice), "cudaMemcpy");
   std::vector<std::uint64_t> src(copies), dst(copies);
   for (std::uint32_t k = 0; k < copies; ++k) {
     src[k] = reinterpret_cast<std::uint64_t>(host_on_device) + source_at[k];
     dst[k] = reinterpret_cast<std::uint64_t>(out) + destination_at[k];
   }
   std::uint64_t* table = nullptr;
-  check(cudaMalloc(&table, copies * (2 * sizeof(std::uint64_t) + sizeof(std::uint32_t))), "cudaMalloc");
-  check(cudaMemcpy(table, src.data(), copies * 8, cudaMemcpyHostToDevice), "cudaMemcpy");
-  check(cudaMemcpy(table + copies, dst.data(), copies * 8, cudaMemcpyHostToDevice), "cudaMemcpy");
+  throw_on_cuda_error(cudaMalloc(&table, copies * (2 * sizeof(std::uint64_t) + sizeof(std::uint32_t))), "cudaMalloc");
+  throw_on_cuda_error(cudaMemcpy(table, src.data(), copies * 8, cudaMemcpyHostToDevice), "cudaMemcpy");
+  throw_on_cuda_error(cudaMemcpy(table + copies, dst.data(), copies * 8, cudaMemcpyHostToDevice), "cudaMemcpy");
   auto* lengths = reinterpret_cast<std::uint32_t*>(table + 2 * copies);
-  check(cudaMemcpy(lengths, bytes.data(), copies * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+  throw_on_cuda_error(cudaMemcpy(lengths, bytes.data(), copies * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
   const std::uint32_t shared = warps * bulk_staging::bytes_for(slots);
-  check(cudaFuncSetAttribute(copy_in_batches, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)),
-        "cudaFuncSetAttribute");
+  throw_on_cuda_error(
+      cudaFuncSetAttribute(copy_in_batches, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)),
+      "cudaFuncSetAttribute");
   copy_in_batches<<<1, warps * detail::warp::size, shared>>>(copy_list{table, table + copies, lengths}, slots);
-  check(cudaGetLastError(), "launch");
-  check(cudaDeviceSynchronize(), "copy_in_batches");
+  throw_on_cuda_error(cudaGetLastError(), "launch");
+  throw_on_cuda_error(cudaDeviceSynchronize(), "copy_in_batches");
   std::vector<std::byte> got(destination_total);
-  check(cudaMemcpy(got.data(), out, destination_total, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  throw_on_cuda_error(cudaMemcpy(got.data(), out, destination_total, cudaMemcpyDeviceToHost), "cudaMemcpy");
   std::uint64_t checked = 0;
   for (std::uint32_t k = 0; k < copies; ++k) {
     const std::uint64_t at = destination_at[k];
