@@ -71,7 +71,8 @@ AGIO_HD inline bool try_claim(const queue_pair& qp, std::uint64_t& position) {
   return try_claim(qp, detail::warp::lane_group{}, position);
 }
 
-// Copies a command into its entry with 16-byte stores (the entry may be in mapped host memory).
+// Copies a command into its entry with eight 8-byte stores (the entry may be in mapped host
+// memory; four 16-byte stores saved a lone submission 0.2 us at most, H200, 2026-12-01).
 AGIO_HD inline void write_entry(spec::command& entry, const spec::command& cmd) {
   const auto* src = reinterpret_cast<const std::uint64_t*>(&cmd);
   auto* dst = reinterpret_cast<std::uint64_t*>(&entry);
